@@ -1,0 +1,76 @@
+"""The `ascend-migrate` command line.
+
+Subcommands are imported lazily: `ascend-migrate scan` must not pay for importing the
+validation runner (which may import torch), and a broken optional area must not take the
+whole CLI down with it.
+"""
+from __future__ import annotations
+
+import importlib
+
+import click
+
+from ascend_migrate import __version__
+
+# name -> "module:attribute". Each area owns its module; add a line here to expose a command.
+LAZY_COMMANDS: dict[str, str] = {
+    "scan": "ascend_migrate.scan.cli:scan_command",
+    "rules": "ascend_migrate.knowledge.cli:rules_command",
+    "explain": "ascend_migrate.knowledge.cli:explain_command",
+    "docs": "ascend_migrate.knowledge.cli:docs_command",
+    "migrate": "ascend_migrate.fix.cli:migrate_command",
+    "check": "ascend_migrate.check.cli:check_command",
+    "diagnose": "ascend_migrate.diagnose.cli:diagnose_command",
+    "env": "ascend_migrate.envsetup.cli:env_command",
+    "validate": "ascend_migrate.validate.cli:validate_command",
+    "kb": "ascend_migrate.knowledge.sync_cli:kb_group",
+    "skill": "ascend_migrate.skillgen.cli:skill_command",
+}
+
+
+class LazyGroup(click.Group):
+    """A click group that imports a subcommand only when it is invoked or listed."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(LAZY_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = LAZY_COMMANDS.get(cmd_name)
+        if target is None:
+            return None
+        module_name, attr = target.split(":")
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name and exc.name.startswith(module_name.rsplit(".", 1)[0]):
+                return _unavailable(cmd_name, f"not available in this build ({exc.name} missing)")
+            raise
+        return getattr(module, attr)
+
+
+def _unavailable(name: str, reason: str) -> click.Command:
+    @click.command(name=name, help=f"(unavailable: {reason})")
+    def _cmd() -> None:
+        raise click.UsageError(f"'{name}' is {reason}")
+
+    return _cmd
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="ascend-migrate")
+def cli() -> None:
+    """Port CUDA PyTorch projects to Huawei Ascend NPUs.
+
+    \b
+    Typical flow:
+      ascend-migrate check --device npu:0     is this NPU host ready?
+      ascend-migrate scan PATH                what in PATH will break on Ascend?
+      ascend-migrate migrate PATH             rewrite it (dry run; --write to apply)
+      ascend-migrate validate PATH            one verdict: is the port done?
+      ascend-migrate diagnose LOG             what does this error mean, how to fix it
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="ascend-migrate")

@@ -1,0 +1,85 @@
+"""The scanner's output model: findings located on exact source ranges, with optional edits.
+
+Positions follow Python's `ast`: lines are 1-based, columns are 0-based offsets in
+characters of the decoded line. An `Edit` replaces the text between two positions; the
+migrator applies edits (the model Ruff uses), so nothing outside an edited range changes.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, asdict
+from typing import Any, Optional
+
+SEVERITIES = ("info", "warning", "error")
+CONFIDENCES = ("low", "medium", "high")
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int
+    col: int
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in [start, end) with `text` (an insertion when start == end)."""
+
+    start: Position
+    end: Position
+    text: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "start": [self.start.line, self.start.col],
+            "end": [self.end.line, self.end.col],
+            "text": self.text,
+        }
+
+
+@dataclass(frozen=True)
+class Fix:
+    """A set of edits for one finding, valid for one migration style."""
+
+    style: str  # "transfer" | "agnostic"
+    edits: tuple[Edit, ...]
+    safety: str  # "safe" | "unsafe"
+    description: str = ""
+    requires: tuple[str, ...] = ()  # helper snippets the file must gain (e.g. "device_type")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "style": self.style,
+            "safety": self.safety,
+            "description": self.description,
+            "edits": [e.to_dict() for e in self.edits],
+            "requires": list(self.requires),
+        }
+
+
+@dataclass(frozen=True)
+class Finding:
+    rule: str
+    path: str  # POSIX path relative to the scan root
+    line: int
+    col: int
+    end_line: int
+    end_col: int
+    message: str
+    severity: str
+    confidence: str = "high"
+    snippet: str = ""
+    symbol: str = ""  # the resolved qualified name or matched text
+    fixes: tuple[Fix, ...] = field(default=(), compare=False)
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.col, self.rule, self.symbol)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["fixes"] = [f.to_dict() for f in self.fixes]
+        return data
+
+    def fix_for(self, style: str) -> Optional[Fix]:
+        for fix in self.fixes:
+            if fix.style == style:
+                return fix
+        return None
