@@ -84,10 +84,8 @@ def check_record(
             out[f.name] = f.default
             continue
         value = record[f.name]
-        if bool in f.types or not isinstance(value, bool) or bool in f.types:
-            ok = isinstance(value, f.types) and not (isinstance(value, bool) and bool not in f.types)
-        else:
-            ok = False
+        # bool is a subclass of int: accept it only where bool is named.
+        ok = isinstance(value, f.types) and (not isinstance(value, bool) or bool in f.types)
         if not ok:
             raise KnowledgeError(
                 file,
