@@ -1,0 +1,69 @@
+"""Public scanning API used by the CLI, the migrator, the validator and the skill generator."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from ascend_migrate.scan.finding import Finding
+
+
+@dataclass(frozen=True)
+class EntryPoint:
+    """A file that starts a program: the migrator injects torch_npu imports here."""
+
+    path: str  # relative to the scan root, POSIX
+    line: int
+    kind: str  # "main-guard" | "console-script" | "launch-script"
+    has_transfer_import: bool  # already imports torch_npu.contrib.transfer_to_npu
+    imports_torch_npu: bool
+
+
+@dataclass(frozen=True)
+class FileNote:
+    """A file the scanner could not treat fully (did not parse, binary, too big, ...)."""
+
+    path: str
+    reason: str
+
+
+@dataclass
+class ScanResult:
+    root: str
+    findings: list[Finding] = field(default_factory=list)
+    entry_points: list[EntryPoint] = field(default_factory=list)
+    notes: list[FileNote] = field(default_factory=list)
+    files_scanned: int = 0
+    lines_scanned: int = 0
+    duration_s: float = 0.0
+    torch_npu_version: str = ""
+
+    def rules_fired(self) -> set[str]:
+        return {f.rule for f in self.findings}
+
+    def by_rule(self, rule: str) -> list[Finding]:
+        return [f for f in self.findings if f.rule == rule]
+
+
+def scan(
+    root: Path | str,
+    *,
+    select: Optional[Iterable[str]] = None,
+    ignore: Optional[Iterable[str]] = None,
+    jobs: Optional[int] = None,
+    use_cache: bool = True,
+    torch_npu_version: Optional[str] = None,
+    progress: Optional[Callable[[int, int], Any]] = None,
+) -> ScanResult:
+    """Scan a file or a directory tree statically (nothing in it is imported or run)."""
+    from ascend_migrate.scan.engine import run_scan
+
+    return run_scan(
+        Path(root),
+        select=select,
+        ignore=ignore,
+        jobs=jobs,
+        use_cache=use_cache,
+        torch_npu_version=torch_npu_version,
+        progress=progress,
+    )
