@@ -6,8 +6,27 @@ migrator applies edits (the model Ruff uses), so nothing outside an edited range
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, asdict
 from typing import Any, Optional
+
+_LINE_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def split_lines(text: str) -> list[str]:
+    """Split like the Python tokenizer does (\\n, \\r\\n, \\r only), keeping line ends.
+
+    str.splitlines() also splits on form feeds and Unicode separators, which would put
+    positions out of step with `ast` line numbers.
+    """
+    lines = []
+    start = 0
+    for m in _LINE_BREAK.finditer(text):
+        lines.append(text[start:m.end()])
+        start = m.end()
+    if start < len(text):
+        lines.append(text[start:])
+    return lines
 
 SEVERITIES = ("info", "warning", "error")
 CONFIDENCES = ("low", "medium", "high")

@@ -1,0 +1,189 @@
+"""The failure-signature knowledge base (knowledge/failures.yaml), loaded and checked."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Optional
+
+from ascend_migrate.knowledge.loader import (
+    DATA_DIR,
+    Field,
+    KnowledgeError,
+    check_record,
+    expect_list,
+    load_yaml,
+)
+
+FAILURES_FILE = DATA_DIR / "failures.yaml"
+
+CATEGORIES = (
+    "environment",
+    "install",
+    "import",
+    "build",
+    "distributed",
+    "memory",
+    "operator",
+    "dtype",
+    "device",
+    "code",
+    "performance",
+)
+SEVERITIES = ("error", "warning", "info")
+CONFIDENCES = ("high", "medium", "low")
+CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
+_ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+_SIGNATURE_FIELDS = (
+    Field("id"),
+    Field("title"),
+    Field("category", choices=CATEGORIES),
+    Field("severity", choices=SEVERITIES),
+    Field("confidence", choices=CONFIDENCES),
+    Field("patterns", (list,)),
+    Field("near", required=False),
+    Field("supersedes", (list,), required=False, default=[]),
+    Field("cause"),
+    Field("fix"),
+    Field("example"),
+    Field("sources", (list,)),
+)
+_ERR_MODULE_FIELDS = (Field("name"), Field("meaning"))
+_ERR_CODE_FIELDS = (Field("name"), Field("meaning"), Field("fix"))
+
+
+@dataclass(frozen=True)
+class Signature:
+    id: str
+    title: str
+    category: str
+    severity: str
+    confidence: str
+    patterns: tuple[re.Pattern[str], ...]
+    near: Optional[re.Pattern[str]]
+    supersedes: tuple[str, ...]
+    cause: str
+    fix: str
+    example: str
+    sources: tuple[str, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "category": self.category,
+            "severity": self.severity,
+            "confidence": self.confidence,
+            "patterns": [p.pattern for p in self.patterns],
+            "near": self.near.pattern if self.near else None,
+            "cause": self.cause,
+            "fix": self.fix,
+            "sources": list(self.sources),
+        }
+
+
+@dataclass(frozen=True)
+class ErrEntry:
+    name: str
+    meaning: str
+    fix: str = ""
+
+
+@dataclass(frozen=True)
+class KnowledgeBase:
+    signatures: tuple[Signature, ...]
+    err_modules: dict[str, ErrEntry]
+    err_codes: dict[str, ErrEntry]
+
+    def get(self, sig_id: str) -> Signature:
+        for sig in self.signatures:
+            if sig.id == sig_id:
+                return sig
+        raise KeyError(sig_id)
+
+
+def _compile(file: Path, where: str, pattern: Any) -> re.Pattern[str]:
+    if not isinstance(pattern, str) or not pattern:
+        raise KnowledgeError(file, where, "expected a non-empty regex string")
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise KnowledgeError(file, where, f"invalid regex: {exc}") from exc
+
+
+def _str_list(file: Path, where: str, value: list) -> tuple[str, ...]:
+    for i, item in enumerate(value):
+        if not isinstance(item, str) or not item.strip():
+            raise KnowledgeError(file, f"{where}[{i}]", "expected a non-empty string")
+    return tuple(value)
+
+
+def _err_table(data: Any, file: Path, key: str, width: int, fields) -> dict[str, ErrEntry]:
+    table = data.get(key) if isinstance(data, dict) else None
+    if not isinstance(table, dict) or not table:
+        raise KnowledgeError(file, key, "missing or not a mapping")
+    out: dict[str, ErrEntry] = {}
+    for code, rec in table.items():
+        code = str(code)
+        if not (code.isdigit() and len(code) == width):
+            raise KnowledgeError(file, f"{key}.{code}", f"expected a {width}-digit string key")
+        checked = check_record(rec, fields, file, f"{key}.{code}")
+        out[code] = ErrEntry(**checked)
+    return out
+
+
+def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
+    """Load and check a failures file. Malformed data raises one KnowledgeError."""
+    path = Path(path)
+    data = load_yaml(path)
+    records = expect_list(data, path, "signatures")
+    signatures: list[Signature] = []
+    seen: set[str] = set()
+    for i, rec in enumerate(records):
+        label = f"signatures[{i}]"
+        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
+            label += f" ({rec['id']})"
+        r = check_record(rec, _SIGNATURE_FIELDS, path, label)
+        if not _ID_RE.match(r["id"]):
+            raise KnowledgeError(path, f"{label}.id", "must be lowercase words joined by dashes")
+        if r["id"] in seen:
+            raise KnowledgeError(path, f"{label}.id", "duplicate id")
+        seen.add(r["id"])
+        if not r["patterns"]:
+            raise KnowledgeError(path, f"{label}.patterns", "needs at least one pattern")
+        patterns = tuple(
+            _compile(path, f"{label}.patterns[{j}]", p) for j, p in enumerate(r["patterns"])
+        )
+        near = _compile(path, f"{label}.near", r["near"]) if r["near"] is not None else None
+        signatures.append(
+            Signature(
+                id=r["id"],
+                title=r["title"].strip(),
+                category=r["category"],
+                severity=r["severity"],
+                confidence=r["confidence"],
+                patterns=patterns,
+                near=near,
+                supersedes=_str_list(path, f"{label}.supersedes", r["supersedes"] or []),
+                cause=" ".join(r["cause"].split()),
+                fix=" ".join(r["fix"].split()),
+                example=r["example"],
+                sources=_str_list(path, f"{label}.sources", r["sources"]),
+            )
+        )
+    for sig in signatures:
+        for other in sig.supersedes:
+            if other not in seen:
+                raise KnowledgeError(path, f"{sig.id}.supersedes", f"unknown id {other!r}")
+    return KnowledgeBase(
+        signatures=tuple(signatures),
+        err_modules=_err_table(data, path, "err_code_modules", 2, _ERR_MODULE_FIELDS),
+        err_codes=_err_table(data, path, "err_codes", 3, _ERR_CODE_FIELDS),
+    )
+
+
+@lru_cache(maxsize=1)
+def default_kb() -> KnowledgeBase:
+    return load_kb(FAILURES_FILE)

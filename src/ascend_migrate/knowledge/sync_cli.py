@@ -1,0 +1,162 @@
+"""`ascend-migrate kb`: keep the per-release coverage files true to torch_npu.
+
+    ascend-migrate kb sync --wheel torch_npu-2.13.0-cp311-...whl   write coverage for that release
+    ascend-migrate kb sync --site-packages /path/to/site-packages  same, from an installed torch_npu
+    ascend-migrate kb versions                                     releases with coverage
+    ascend-migrate kb show 2.1.0                                   what transfer_to_npu covers there
+    ascend-migrate kb diff 2.1.0.post10 2.13.0                     what changed between two releases
+"""
+from __future__ import annotations
+
+import difflib
+import json
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ascend_migrate.knowledge.coverage import (
+    COVERAGE_DIR,
+    available_versions,
+    diff_coverage,
+    load_coverage,
+)
+from ascend_migrate.knowledge.loader import KnowledgeError
+from ascend_migrate.knowledge.sync import SyncError, build_coverage, coverage_filename, open_tree, render
+
+
+@click.group(name="kb")
+def kb_group() -> None:
+    """Per-release knowledge: what transfer_to_npu covers in each torch_npu version."""
+
+
+@kb_group.command(name="sync")
+@click.option("--wheel", "wheel", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="A torch_npu wheel file (.whl).")
+@click.option("--site-packages", "site_packages", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A site-packages directory with torch_npu installed (or the torch_npu directory).")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the coverage file (default: the packaged knowledge base).")
+@click.option("--check", is_flag=True,
+              help="Do not write; exit 1 if the existing coverage file differs from what the sources say.")
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: Optional[Path],
+                 check: bool, as_json: bool) -> None:
+    """Read a torch_npu release (never importing it) and write its coverage file."""
+    if (wheel is None) == (site_packages is None):
+        raise click.UsageError("give exactly one of --wheel FILE or --site-packages DIR")
+    try:
+        tree = open_tree(wheel=wheel, site_packages=site_packages)
+        doc = build_coverage(tree)
+    except SyncError as exc:
+        raise click.ClickException(str(exc)) from exc
+    text = render(doc)
+    target_dir = out_dir if out_dir is not None else COVERAGE_DIR
+    path = target_dir / coverage_filename(doc["torch_npu_version"])
+    if check:
+        old = path.read_text(encoding="utf-8") if path.is_file() else ""
+        if old == text:
+            click.echo(f"{path}: up to date")
+            return
+        diff = difflib.unified_diff(old.splitlines(True), text.splitlines(True), str(path), "sources", n=1)
+        click.echo("".join(list(diff)[:200]), err=True)
+        raise SystemExit(1)
+    target_dir.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(text.encode("utf-8"))
+    t = doc["transfer_to_npu"]
+
+    def count(key: str) -> Optional[int]:
+        return len(t[key]) if t.get(key) is not None else None
+
+    summary = {
+        "path": str(path),
+        "torch_npu_version": doc["torch_npu_version"],
+        "torch_functions": count("torch_functions"),
+        "tensor_methods": count("tensor_methods"),
+        "module_methods": count("module_methods"),
+        "cuda_functions": count("cuda_functions"),
+        "npu_all": len(doc["npu_all"]) if doc["npu_all"] is not None else None,
+        "distributed_patches": count("distributed_patches"),
+        "missing": doc["missing"],
+    }
+    if as_json:
+        click.echo(json.dumps(summary, indent=2, sort_keys=True))
+        return
+    click.echo(f"wrote {path}")
+    for key in ("torch_functions", "tensor_methods", "module_methods", "cuda_functions", "npu_all",
+                "distributed_patches"):
+        click.echo(f"  {key:20} {summary[key] if summary[key] is not None else 'not found'}")
+    for key, reason in doc["missing"].items():
+        click.echo(f"  missing {key}: {reason}")
+
+
+@kb_group.command(name="versions")
+@click.option("--json", "as_json", is_flag=True)
+def versions_command(as_json: bool) -> None:
+    """List the torch_npu releases with coverage files (newest last; the default is the newest)."""
+    versions = available_versions()
+    rows = []
+    for version in versions:
+        try:
+            cov = load_coverage(version)
+        except KnowledgeError as exc:
+            rows.append({"version": version, "error": str(exc)})
+            continue
+        rows.append({"version": version, "filename": cov.source.get("filename"), "sha256": cov.source.get("sha256")})
+    if as_json:
+        click.echo(json.dumps(rows, indent=2))
+        return
+    for row in rows:
+        tail = row.get("error") or f"{row['filename'] or '(installed tree)'}"
+        click.echo(f"{row['version']:16} {tail}")
+
+
+def _fmt(names) -> str:
+    if names is None:
+        return "(not found)"
+    return ", ".join(sorted(names)) or "(none)"
+
+
+@kb_group.command(name="show")
+@click.argument("version", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print the whole coverage document.")
+def show_command(version: Optional[str], as_json: bool) -> None:
+    """What transfer_to_npu covers in VERSION (default: newest)."""
+    try:
+        cov = load_coverage(version)
+    except KnowledgeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps(cov.data, indent=1, sort_keys=True))
+        return
+    if version and version != cov.version:
+        click.echo(f"(using coverage of torch_npu {cov.version} for {version})")
+    src = cov.source
+    click.echo(f"torch_npu {cov.version}  from {src.get('filename') or src.get('kind')}")
+    click.echo(f"torch.* rewritten:          {_fmt(cov.torch_functions)}")
+    click.echo(f"torch.Tensor.* rewritten:   {_fmt(cov.tensor_methods)}")
+    click.echo(f"torch.nn.Module.* rewritten: {_fmt(cov.module_methods)}")
+    click.echo(f"torch.cuda.* rewritten:     {_fmt(cov.cuda_functions)}")
+    for overlay in cov.overlays:
+        what = f"{len(overlay.names)} names" if overlay.names is not None else "whole module"
+        click.echo(f"overlay {overlay.target} <- {overlay.source} ({what})")
+    click.echo(f"distributed patches:        {_fmt(cov.distributed_patches)}")
+    click.echo(f"torch.jit.script disabled:  {cov.jit_script_disabled}")
+    click.echo(f"TORCH_TRANSFER_TO_NPU=1:    {'supported' if cov.env_activation else 'not supported'}")
+    for package in cov.third_party_packages or ():
+        entry = cov.third_party(package)
+        click.echo(f"third party {package} >= {entry['min_version']}: {len(entry['apis'])} functions")
+    for key, reason in cov.missing.items():
+        click.echo(f"missing {key}: {reason}")
+
+
+@kb_group.command(name="diff")
+@click.argument("a")
+@click.argument("b")
+def diff_command(a: str, b: str) -> None:
+    """What differs in transfer_to_npu coverage between releases A and B (JSON)."""
+    try:
+        result = diff_coverage(load_coverage(a), load_coverage(b))
+    except KnowledgeError as exc:
+        raise click.ClickException(str(exc)) from exc
+    click.echo(json.dumps(result, indent=1, sort_keys=True))

@@ -1,0 +1,84 @@
+"""`ascend-migrate scan PATH`: the inventory of everything that breaks on Ascend."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ascend_migrate.knowledge.base import SEVERITIES
+
+FAIL_LEVELS = (*SEVERITIES, "never")
+EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+@click.command("scan")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "sarif", "csv"]), default="text",
+              show_default=True, help="Report format. JSON is canonical; SARIF 2.1.0 for code-scanning UIs.")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write the report here instead of stdout.")
+@click.option("--fail-on", type=click.Choice(FAIL_LEVELS), default="error", show_default=True,
+              help="Exit 1 when a finding at or above this severity exists.")
+@click.option("--select", multiple=True, help="Only these rules or rule prefixes (repeatable, e.g. CU, DS003).")
+@click.option("--ignore", multiple=True, help="Skip these rules or rule prefixes (repeatable).")
+@click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
+@click.option("--no-cache", is_flag=True, help="Ignore and do not update the per-file result cache.")
+@click.option("--torch-npu", "torch_npu", metavar="VERSION",
+              help="Judge transfer_to_npu coverage for this torch_npu release (default: newest known).")
+@click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select: tuple[str, ...],
+                 ignore: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
+                 color: bool | None) -> None:
+    """Scan PATH (a project directory or one file) for CUDA-only code.
+
+    Reports every CUDA API use (aliases resolved), device strings, nccl, DataParallel, AMP,
+    capability checks, CUDA graphs, .cu sources and CUDA extension builds, Triton kernels,
+    CUDA-only packages, frameworks and entry points. Nothing in PATH is imported or run.
+
+    \b
+    Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error.
+    Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
+    Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
+    """
+    from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.knowledge.loader import KnowledgeError
+    from ascend_migrate.report import render
+    from ascend_migrate.report.terminal import Progress
+    from ascend_migrate.scan.api import scan
+    from ascend_migrate.scan.engine import ConfigError
+
+    if not path.exists():
+        raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
+    try:
+        kb = load_knowledge()
+        progress = Progress() if fmt == "text" or output else None
+        result = scan(path, select=select or None, ignore=ignore or None, jobs=jobs,
+                      use_cache=not no_cache, torch_npu_version=torch_npu,
+                      progress=progress.update if progress else None)
+        if progress:
+            progress.close()
+    except (ConfigError, KnowledgeError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(EXIT_ERROR)
+    use_color = (sys.stdout.isatty() if color is None else color) and output is None
+    text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else render(result, fmt, kb=kb)
+    if output:
+        try:
+            output.parent.mkdir(parents=True, exist_ok=True)
+            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
+        except OSError as exc:
+            click.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
+            sys.exit(EXIT_ERROR)
+        click.echo(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)",
+                   err=True)
+    else:
+        click.echo(text, nl=not text.endswith("\n"))
+    sys.exit(exit_code(result, fail_on))
+
+
+def exit_code(result, fail_on: str) -> int:
+    if fail_on == "never":
+        return EXIT_OK
+    threshold = SEVERITIES.index(fail_on)
+    worst = max((SEVERITIES.index(f.severity) for f in result.findings), default=-1)
+    return EXIT_FINDINGS if worst >= threshold else EXIT_OK

@@ -1,0 +1,546 @@
+"""The scan engine: discover files, prefilter, analyse in parallel, cache, aggregate.
+
+Nothing in the scanned tree is imported or executed. Per-file results are cached by file
+content (plus the knowledge base and tool version), so re-scanning an unchanged tree only
+reads and hashes files.
+"""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import hashlib
+import json
+import os
+import pickle
+import re
+import sys
+import tempfile
+import time
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable, Optional
+
+from ascend_migrate import __version__
+from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
+from ascend_migrate.knowledge.loader import DATA_DIR
+from ascend_migrate.scan import text_scanners as ts
+from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
+from ascend_migrate.scan.finding import Finding
+from ascend_migrate.scan.python_ast import PythonAnalyzer
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", "node_modules",
+             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
+             ".ascend-migrate-cache", ".eggs", "build", "dist", ".ipynb_checkpoints"}
+DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
+CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
+
+# One regex decides whether a Python file can contain anything of interest.
+PREFILTER = re.compile(
+    rb"cuda|nccl|NCCL|DataParallel|cudnn|tf32|float64|double|Double|triton|__main__|getattr|"
+    rb"jit|cpp_extension|import|torch"
+)
+
+
+@dataclass
+class FileResult:
+    findings: list[Finding] = field(default_factory=list)
+    main_guard: int = 0
+    has_transfer_import: bool = False
+    imports_torch_npu: bool = False
+    frameworks: dict[str, int] = field(default_factory=dict)
+    launches: list[tuple[int, str]] = field(default_factory=list)
+    console_scripts: list[str] = field(default_factory=list)
+    note: str = ""
+    lines: int = 0
+
+
+@dataclass(frozen=True)
+class Job:
+    rel: str
+    kind: str  # python | notebook | cuda | dependency | requirements | config
+    config_kind: str = ""
+
+
+# --------------------------------------------------------------------------- configuration
+@dataclass
+class ProjectConfig:
+    exclude: tuple[str, ...] = ()
+    select: tuple[str, ...] = ()
+    ignore: tuple[str, ...] = ()
+
+
+def load_project_config(root: Path) -> ProjectConfig:
+    """Read [tool.ascend-migrate] from root/pyproject.toml (exclude, select, ignore)."""
+    path = root / "pyproject.toml"
+    if not path.is_file():
+        return ProjectConfig()
+    try:
+        if sys.version_info >= (3, 11):
+            import tomllib
+        else:  # pragma: no cover - exercised on older interpreters only
+            import tomli as tomllib  # type: ignore[no-redef]
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except Exception as exc:  # a broken pyproject must not stop the scan
+        raise ConfigError(f"{path}: cannot read [tool.ascend-migrate]: {exc}") from exc
+    section = data.get("tool", {}).get("ascend-migrate", {})
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [tool.ascend-migrate] must be a table")
+    out = {}
+    for key in ("exclude", "select", "ignore"):
+        value = section.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise ConfigError(f"{path}: tool.ascend-migrate.{key} must be a list of strings")
+        out[key] = tuple(value)
+    unknown = set(section) - {"exclude", "select", "ignore"}
+    if unknown:
+        raise ConfigError(f"{path}: unknown key(s) in [tool.ascend-migrate]: {', '.join(sorted(unknown))}")
+    return ProjectConfig(**out)
+
+
+class ConfigError(ValueError):
+    """Bad scan configuration (user error: exit code 2)."""
+
+
+# --------------------------------------------------------------------------- discovery
+def classify(rel: str) -> Optional[Job]:
+    name = rel.rsplit("/", 1)[-1]
+    lower = name.lower()
+    suffix = os.path.splitext(lower)[1]
+    if lower in DEPENDENCY_FILES:
+        return Job(rel, "python" if lower == "setup.py" else "dependency")
+    if lower.startswith("requirements") and suffix in (".txt", ".in"):
+        return Job(rel, "dependency")
+    if suffix in (".py", ".pyi"):
+        return Job(rel, "python")
+    if suffix == ".ipynb":
+        return Job(rel, "notebook")
+    if suffix in (".cu", ".cuh"):
+        return Job(rel, "cuda")
+    if suffix in CONFIG_SUFFIXES:
+        return Job(rel, "config", CONFIG_SUFFIXES[suffix])
+    return None
+
+
+def discover(root: Path, exclude: Iterable[str], notes: list[FileNote]) -> list[Job]:
+    """Walk the tree (never following links out of it) and classify files."""
+    jobs: list[Job] = []
+    patterns = tuple(exclude)
+    root_real = root.resolve()
+    if root.is_file():
+        job = classify(root.name)
+        return [job] if job else []
+    for dirpath, dirnames, filenames in os.walk(root):
+        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+        rel_dir = "" if rel_dir == "." else rel_dir + "/"
+        kept = []
+        for d in sorted(dirnames):
+            rel = rel_dir + d
+            full = os.path.join(dirpath, d)
+            if d in SKIP_DIRS or d.endswith(".egg-info") or _excluded(rel, patterns):
+                continue
+            if os.path.islink(full):
+                notes.append(FileNote(rel, "symlinked directory not followed"))
+                continue
+            kept.append(d)
+        dirnames[:] = kept
+        for f in sorted(filenames):
+            rel = rel_dir + f
+            if _excluded(rel, patterns):
+                continue
+            job = classify(rel)
+            if job is None:
+                continue
+            full = os.path.join(dirpath, f)
+            if os.path.islink(full):
+                target = Path(full).resolve()
+                if root_real not in target.parents:
+                    notes.append(FileNote(rel, "symlink to a file outside the tree: not followed"))
+                    continue
+            jobs.append(job)
+    return jobs
+
+
+def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
+    for pat in patterns:
+        pat = pat.rstrip("/")
+        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- per-file analysis
+def _decode(data: bytes) -> tuple[Optional[str], str]:
+    """Decode source bytes honouring a BOM or PEP 263 declaration; (None, reason) on failure."""
+    import io
+    import tokenize
+
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return None, f"bad encoding declaration: {exc}"
+    try:
+        text = data.decode(encoding)
+    except (UnicodeDecodeError, LookupError) as exc:
+        return data.decode("utf-8", errors="replace"), f"cannot decode as {encoding}: {exc}"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, ""
+
+
+def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> FileResult:
+    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code."""
+    result = FileResult(lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
+    if job.kind == "python":
+        text, problem = _decode(data)
+        if text is None or problem:
+            result.note = problem
+            result.findings = ts.scan_tokens(kb, job.rel, text or "", problem)
+            return result
+        if not PREFILTER.search(data):
+            return result
+        try:
+            tree = ast.parse(text, filename=job.rel)
+        except (SyntaxError, ValueError) as exc:
+            reason = f"syntax error line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
+            result.note = reason
+            result.findings = ts.scan_tokens(kb, job.rel, text, reason)
+            return result
+        except RecursionError:
+            result.note = "too deeply nested to parse"
+            result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
+            return result
+        analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage)
+        result.findings = analyzer.run()
+        facts = analyzer.facts
+        result.main_guard = facts.main_guard_line
+        result.has_transfer_import = facts.has_transfer_import
+        result.imports_torch_npu = facts.imports_torch_npu
+        result.frameworks = dict(facts.frameworks)
+        if job.rel.rsplit("/", 1)[-1] == "__main__.py" and not result.main_guard:
+            result.main_guard = 1
+        if job.rel.rsplit("/", 1)[-1].lower() == "setup.py":
+            deps, fws = ts.scan_dependencies(kb, job.rel, text)
+            result.findings.extend(deps)
+            for fw in fws:
+                result.frameworks.setdefault(fw, 1)
+            result.console_scripts = _console_scripts(text)
+        _apply_suppressions(result, text)
+        return result
+    text = data.decode("utf-8", errors="replace")
+    if job.kind == "notebook":
+        try:
+            cells = ts.notebook_cells(text)
+        except (ValueError, json.JSONDecodeError) as exc:
+            result.note = f"not a readable notebook: {exc}"
+            return result
+        for number, source in cells:
+            try:
+                tree = ast.parse(source, filename=job.rel)
+            except SyntaxError as exc:
+                for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
+                    result.findings.append(f)
+                continue
+            analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number)
+            result.findings.extend(analyzer.run())
+            for fw, line in analyzer.facts.frameworks.items():
+                result.frameworks.setdefault(fw, line)
+        return result
+    if job.kind == "cuda":
+        result.findings = ts.scan_cuda_source(kb, job.rel, text)
+        return result
+    if job.kind == "dependency":
+        result.findings, fws = ts.scan_dependencies(kb, job.rel, text)
+        result.frameworks = {fw: 1 for fw in fws}
+        if job.rel.rsplit("/", 1)[-1].lower() in ("pyproject.toml", "setup.cfg"):
+            result.console_scripts = _console_scripts(text)
+        _apply_suppressions(result, text)
+        return result
+    if job.kind == "config":
+        result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
+        if job.config_kind == "sh":
+            result.launches = ts.launched_scripts(text)
+        _apply_suppressions(result, text)
+        return result
+    return result
+
+
+def _apply_suppressions(result: FileResult, text: str) -> None:
+    if "ascend-migrate" not in text:
+        return
+    lines = text.splitlines()
+    kept = []
+    for f in result.findings:
+        line = lines[f.line - 1] if 0 < f.line <= len(lines) else ""
+        m = SUPPRESS.search(line)
+        if m and (m.group(1) is None or f.rule in {r.strip().upper() for r in m.group(1).split(",")}):
+            continue
+        kept.append(f)
+    result.findings = kept
+
+
+_SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
+
+
+def _console_scripts(text: str) -> list[str]:
+    """Module names behind console_scripts / [project.scripts] / poetry scripts entries."""
+    modules = []
+    in_section = False
+    for line in text.splitlines():
+        if re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line):
+            in_section = True
+            continue
+        if in_section and re.match(r"^\s*\[", line) and "scripts" not in line:
+            in_section = False
+        if in_section:
+            for m in _SCRIPT_SPEC.finditer(line):
+                modules.append(m.group(1))
+    return modules
+
+
+# --------------------------------------------------------------------------- cache
+def _kb_digest() -> str:
+    h = hashlib.blake2b(digest_size=12)
+    h.update(__version__.encode())
+    for path in sorted(DATA_DIR.rglob("*")):
+        if path.suffix in (".yaml", ".json") and path.is_file():
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+    for module in ("python_ast.py", "text_scanners.py", "engine.py"):
+        h.update((Path(__file__).parent / module).read_bytes())
+    return h.hexdigest()
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("ASCEND_MIGRATE_CACHE_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ascend-migrate")
+    return Path(base)
+
+
+def _cache_file(root: Path, digest: str, npu_version: str) -> Path:
+    key = hashlib.blake2b(f"{root.resolve()}|{digest}|{npu_version}".encode(), digest_size=12).hexdigest()
+    return cache_dir() / "scan" / f"{key}.pickle"
+
+
+def _load_cache(path: Path) -> dict[str, tuple[bytes, FileResult]]:
+    try:
+        with path.open("rb") as fh:
+            data = pickle.load(fh)
+        return data if isinstance(data, dict) else {}
+    except Exception:
+        return {}
+
+
+def _save_cache(path: Path, data: dict[str, tuple[bytes, FileResult]]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        with os.fdopen(fd, "wb") as fh:
+            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+        os.replace(tmp, path)
+    except OSError:
+        pass  # caching is an optimisation; never fail a scan for it
+
+
+# --------------------------------------------------------------------------- parallel workers
+_WORKER_STATE: dict[str, Any] = {}
+
+
+def _worker_init(npu_version: Optional[str]) -> None:
+    _WORKER_STATE["kb"] = load_knowledge()
+    _WORKER_STATE["coverage"] = _load_coverage(npu_version)
+
+
+def _worker(batch: list[tuple[Job, bytes]]) -> list[FileResult]:
+    kb = _WORKER_STATE["kb"]
+    cov = _WORKER_STATE["coverage"]
+    return [_safe_analyse(job, data, kb, cov) for job, data in batch]
+
+
+def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any) -> FileResult:
+    try:
+        return analyse(job, data, kb, cov)
+    except RecursionError:
+        return FileResult(note="too deeply nested to analyse")
+    except Exception as exc:  # one odd file must not lose the whole scan
+        return FileResult(note=f"internal error while analysing: {type(exc).__name__}: {exc}")
+
+
+def _load_coverage(version: Optional[str]) -> Any:
+    try:
+        from ascend_migrate.knowledge import coverage as cov_mod
+    except ImportError:
+        return None
+    return cov_mod.load_coverage(version)
+
+
+def resolve_npu_version(version: Optional[str]) -> str:
+    """The torch_npu version whose coverage is used ('' when none is shipped)."""
+    try:
+        from ascend_migrate.knowledge import coverage as cov_mod
+    except ImportError:
+        if version:
+            raise ConfigError("no torch_npu coverage data is available in this build")
+        return ""
+    from ascend_migrate.knowledge.loader import KnowledgeError
+
+    if version is None and not cov_mod.available_versions():
+        return ""
+    try:
+        return cov_mod.resolve_version(version)
+    except KnowledgeError as exc:
+        raise ConfigError(str(exc)) from exc
+
+
+# --------------------------------------------------------------------------- the scan
+def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
+             jobs: Optional[int] = None, use_cache: bool = True, torch_npu_version: Optional[str] = None,
+             progress: Optional[Callable[[int, int], Any]] = None) -> ScanResult:
+    started = time.perf_counter()
+    if not root.exists():
+        raise ConfigError(f"{root}: no such file or directory")
+    kb = load_knowledge()
+    npu_version = resolve_npu_version(torch_npu_version)
+    scan_root = root if root.is_dir() else root.parent
+    config = load_project_config(scan_root) if root.is_dir() else ProjectConfig()
+    select = tuple(s.upper() for s in (select or config.select))
+    ignore = tuple(s.upper() for s in (ignore or config.ignore))
+    for prefix in (*select, *ignore):
+        if not any(rid.startswith(prefix) for rid in kb.rules):
+            raise ConfigError(f"no rule matches {prefix!r} (see `ascend-migrate rules`)")
+
+    result = ScanResult(root=str(root), torch_npu_version=npu_version)
+    job_list = discover(root, config.exclude, result.notes)
+    digest = _kb_digest()
+    cache_path = _cache_file(scan_root, digest, npu_version)
+    cache = _load_cache(cache_path) if use_cache else {}
+    new_cache: dict[str, tuple[bytes, FileResult]] = {}
+
+    results: dict[str, FileResult] = {}
+    todo: list[tuple[Job, bytes, bytes]] = []
+    for job in job_list:
+        full = scan_root / job.rel if root.is_dir() else root
+        try:
+            size = full.stat().st_size
+            if size > MAX_FILE_BYTES:
+                result.notes.append(FileNote(job.rel, f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit"))
+                continue
+            data = full.read_bytes()
+        except OSError as exc:
+            result.notes.append(FileNote(job.rel, f"unreadable: {exc.strerror or exc}"))
+            continue
+        if b"\0" in data[:8192] and job.kind != "notebook":
+            result.notes.append(FileNote(job.rel, "skipped: binary content"))
+            continue
+        key = hashlib.blake2b(data, digest_size=16).digest()
+        hit = cache.get(job.rel)
+        if hit is not None and hit[0] == key:
+            results[job.rel] = hit[1]
+            new_cache[job.rel] = hit
+        else:
+            todo.append((job, data, key))
+
+    total = len(results) + len(todo)
+    done = len(results)
+    if progress:
+        progress(done, total)
+    workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
+    if len(todo) < 64 or workers == 1:
+        cov = _load_coverage(npu_version) if npu_version else None
+        for job, data, key in todo:
+            res = _safe_analyse(job, data, kb, cov)
+            results[job.rel] = res
+            new_cache[job.rel] = (key, res)
+            done += 1
+            if progress:
+                progress(done, total)
+    else:
+        batches = _batches(todo, workers * 4)
+        with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
+                                 initargs=(npu_version or None,)) as pool:
+            for batch, outs in zip(batches, pool.map(_worker, [[(j, d) for j, d, _ in b] for b in batches])):
+                for (job, _, key), res in zip(batch, outs):
+                    results[job.rel] = res
+                    new_cache[job.rel] = (key, res)
+                done += len(batch)
+                if progress:
+                    progress(done, total)
+    if use_cache:
+        _save_cache(cache_path, new_cache)
+
+    _aggregate(result, results, kb, scan_root)
+    result.findings = [f for f in result.findings if _selected(f.rule, select, ignore)]
+    result.findings.sort(key=Finding.sort_key)
+    result.duration_s = time.perf_counter() - started
+    return result
+
+
+def _batches(items: list, n: int) -> list[list]:
+    size = max(1, -(-len(items) // n))
+    return [items[i:i + size] for i in range(0, len(items), size)]
+
+
+def _selected(rule: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bool:
+    if select and not any(rule.startswith(s) for s in select):
+        return False
+    return not any(rule.startswith(s) for s in ignore)
+
+
+def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: KnowledgeBase, root: Path) -> None:
+    frameworks: dict[str, tuple[str, int]] = {}
+    launched: dict[str, str] = {}
+    modules: list[str] = []
+    for rel in sorted(results):
+        res = results[rel]
+        result.files_scanned += 1
+        result.lines_scanned += res.lines
+        result.findings.extend(res.findings)
+        if res.note:
+            result.notes.append(FileNote(rel, res.note))
+        for fw, line in res.frameworks.items():
+            frameworks.setdefault(fw, (rel, line))
+        for _, target in res.launches:
+            launched.setdefault(_resolve_launch(rel, target, results), rel)
+        modules.extend(res.console_scripts)
+    console = {p for p in (_module_file(m, results) for m in modules) if p}
+    for rel in sorted(results):
+        res = results[rel]
+        kinds = []
+        if res.main_guard:
+            kinds.append(("main-guard", res.main_guard))
+        if rel in console:
+            kinds.append(("console-script", 1))
+        if rel in launched:
+            kinds.append(("launch-script", 1))
+        if kinds:
+            kind, line = kinds[0]
+            result.entry_points.append(EntryPoint(rel, line, kind, res.has_transfer_import, res.imports_torch_npu))
+    rule = kb.rule("FW001")
+    labels = {fw.key: fw for fw in kb.frameworks}
+    for key, (rel, line) in sorted(frameworks.items()):
+        fw = labels[key]
+        result.findings.append(Finding(
+            rule=rule.id, path=rel, line=line, col=0, end_line=line, end_col=0,
+            message=format_message(rule, symbol=fw.label, detail=fw.guidance), severity=rule.severity,
+            confidence="high", symbol=fw.label))
+
+
+def _resolve_launch(script: str, target: str, results: dict[str, FileResult]) -> str:
+    if target.endswith(".py"):
+        base = script.rsplit("/", 1)[0] + "/" if "/" in script else ""
+        for candidate in (os.path.normpath(base + target).replace(os.sep, "/"), target.lstrip("./")):
+            if candidate in results:
+                return candidate
+        return target
+    return _module_file(target, results) or target
+
+
+def _module_file(module: str, results: dict[str, FileResult]) -> Optional[str]:
+    path = module.replace(".", "/")
+    for prefix in ("", "src/"):
+        for candidate in (f"{prefix}{path}.py", f"{prefix}{path}/__main__.py", f"{prefix}{path}/__init__.py"):
+            if candidate in results:
+                return candidate
+    return None

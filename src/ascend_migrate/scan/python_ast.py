@@ -1,0 +1,924 @@
+"""Static analysis of one Python module with the stdlib `ast`.
+
+The analyser resolves import aliases (`import torch.cuda as tc`, `from torch import cuda`,
+`from torch.cuda.amp import autocast as ac`, `tc = torch.cuda`), respects names shadowed by
+parameters and assignments, ignores text in docstrings and log messages, and recognises code
+that already branches for npu. Each finding may carry fixes for both migration styles as
+edits on exact source ranges.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional, Union
+
+from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message
+from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
+
+DEVICE_TYPE = "_device_type"  # the name the agnostic style binds to the run-time device type
+CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
+NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
+MESSAGE_FUNCS = {"print"}
+MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write"}
+DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
+ARCH_GUARD_EXCEPTIONS = {"AttributeError", "RuntimeError", "TypeError", "AssertionError", "Exception", "BaseException"}
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+
+
+@dataclass
+class ModuleFacts:
+    """What the engine needs beyond findings."""
+
+    main_guard_line: int = 0
+    imports_torch_npu: bool = False
+    has_transfer_import: bool = False
+    frameworks: dict[str, int] = field(default_factory=dict)  # framework key -> first line
+    torch_names: set[str] = field(default_factory=set)  # module-level names bound to `torch`
+    needs: set[str] = field(default_factory=set)
+
+
+class _Scope:
+    __slots__ = ("names", "is_class")
+
+    def __init__(self, names: dict[str, Optional[str]], is_class: bool = False) -> None:
+        self.names = names
+        self.is_class = is_class
+
+
+def _import_bindings(node: Union[ast.Import, ast.ImportFrom]) -> Iterable[tuple[str, str]]:
+    if isinstance(node, ast.Import):
+        for alias in node.names:
+            if alias.asname:
+                yield alias.asname, alias.name
+            else:
+                top = alias.name.split(".")[0]
+                yield top, top
+    else:
+        if node.level or not node.module:
+            return
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            yield alias.asname or alias.name, f"{node.module}.{alias.name}"
+
+
+def _target_names(target: ast.AST) -> Iterable[str]:
+    if isinstance(target, ast.Name):
+        yield target.id
+    elif isinstance(target, (ast.Tuple, ast.List)):
+        for elt in target.elts:
+            yield from _target_names(elt)
+    elif isinstance(target, ast.Starred):
+        yield from _target_names(target.value)
+
+
+class _BindingCollector(ast.NodeVisitor):
+    """Collect the names a scope binds, without entering nested scopes."""
+
+    def __init__(self) -> None:
+        self.imports: dict[str, str] = {}
+        self.others: set[str] = set()
+        self.aliases: list[tuple[str, ast.AST]] = []  # name = <expression> candidates
+        self.globals: set[str] = set()
+
+    def collect(self, body: Iterable[ast.stmt]) -> None:
+        for stmt in body:
+            self.visit(stmt)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        for name, qual in _import_bindings(node):
+            self.imports.setdefault(name, qual)
+
+    visit_ImportFrom = visit_Import  # type: ignore[assignment]
+
+    def visit_FunctionDef(self, node: ast.FunctionDef) -> None:
+        self.others.add(node.name)
+        for dec in node.decorator_list:
+            self.visit(dec)
+
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        self.others.add(node.name)
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        return
+
+    def visit_ListComp(self, node: ast.AST) -> None:
+        return
+
+    visit_SetComp = visit_DictComp = visit_GeneratorExp = visit_ListComp  # type: ignore[assignment]
+
+    def visit_Global(self, node: ast.Global) -> None:
+        self.globals.update(node.names)
+
+    visit_Nonlocal = visit_Global  # type: ignore[assignment]
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        if len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            self.aliases.append((node.targets[0].id, node.value))
+        for target in node.targets:
+            self.others.update(_target_names(target))
+        self.generic_visit(node)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        self.others.update(_target_names(node.target))
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.others.update(_target_names(node.target))
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.others.update(_target_names(node.target))
+        self.generic_visit(node)
+
+    def visit_For(self, node: ast.For) -> None:
+        self.others.update(_target_names(node.target))
+        self.generic_visit(node)
+
+    visit_AsyncFor = visit_For  # type: ignore[assignment]
+
+    def visit_withitem(self, node: ast.withitem) -> None:
+        if node.optional_vars is not None:
+            self.others.update(_target_names(node.optional_vars))
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.others.add(node.name)
+        self.generic_visit(node)
+
+
+def _function_params(node: FunctionNode) -> list[str]:
+    a = node.args
+    params = [p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs)]
+    if a.vararg:
+        params.append(a.vararg.arg)
+    if a.kwarg:
+        params.append(a.kwarg.arg)
+    return params
+
+
+class PythonAnalyzer(ast.NodeVisitor):
+    """Walk one module and report findings against the knowledge base."""
+
+    def __init__(self, kb: KnowledgeBase, path: str, source: str, tree: ast.Module,
+                 coverage: Optional[object] = None, cell: Optional[int] = None) -> None:
+        self.kb = kb
+        self.path = path
+        self.lines = split_lines(source)
+        self.tree = tree
+        self.coverage = coverage
+        self.cell = cell
+        self.findings: list[Finding] = []
+        self.facts = ModuleFacts()
+        self.scopes: list[_Scope] = []
+        self._message_depth = 0
+        self._npu_depth = 0
+        self._guard_depth = 0  # inside try/except that catches arch-query failures
+        self._parents: dict[int, ast.AST] = {}
+        self._handled: set[int] = set()  # node ids already reported by a more specific rule
+        self._try_import_depth = 0
+        self._qual_rules: dict[str, Rule] = {}
+        for rule in kb.rules_of_kind("qualname"):
+            for name in rule.match["names"]:
+                self._qual_rules[name] = rule
+        self._package_by_import = {imp: pkg for pkg in kb.packages for imp in pkg.imports}
+        self._framework_by_import = {imp: fw for fw in kb.frameworks for imp in fw.imports}
+
+    # ----------------------------------------------------------------- positions and text
+    def _col(self, lineno: int, byte_col: int) -> int:
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        if line.isascii():
+            return byte_col
+        return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def start(self, node: ast.AST) -> Position:
+        return Position(node.lineno, self._col(node.lineno, node.col_offset))  # type: ignore[attr-defined]
+
+    def end(self, node: ast.AST) -> Position:
+        return Position(node.end_lineno, self._col(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def text(self, start: Position, end: Position) -> str:
+        if start.line == end.line:
+            return self.lines[start.line - 1][start.col:end.col]
+        parts = [self.lines[start.line - 1][start.col:]]
+        parts.extend(self.lines[start.line:end.line - 1])
+        parts.append(self.lines[end.line - 1][:end.col])
+        return "".join(parts)
+
+    def seg(self, node: ast.AST) -> str:
+        return self.text(self.start(node), self.end(node))
+
+    # ----------------------------------------------------------------- name resolution
+    def _push_scope(self, body: Iterable[ast.stmt], params: Iterable[str] = (), is_class: bool = False,
+                    module: bool = False) -> None:
+        collector = _BindingCollector()
+        collector.collect(body)
+        names: dict[str, Optional[str]] = {p: None for p in params}
+        for name in collector.others:
+            names[name] = None
+        for name, qual in collector.imports.items():
+            names[name] = qual
+        self.scopes.append(_Scope(names, is_class))
+        # Simple aliases (`tc = torch.cuda`) are resolved after the scope exists, in order.
+        for name, value in collector.aliases:
+            if name in collector.imports:
+                continue
+            qual = self.qualname(value)
+            if qual is not None and (qual.startswith("torch") or qual.split(".")[0] in self._package_by_import):
+                self.scopes[-1].names[name] = qual
+        for name in collector.globals:
+            self.scopes[-1].names.pop(name, None)
+        if module:
+            self.facts.torch_names = {n for n, q in names.items() if q == "torch"}
+
+    def lookup(self, name: str) -> Optional[str]:
+        innermost = True
+        for scope in reversed(self.scopes):
+            if scope.is_class and not innermost:
+                continue
+            innermost = False
+            if name in scope.names:
+                return scope.names[name]
+        return None
+
+    def qualname(self, node: ast.AST) -> Optional[str]:
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id)
+        if isinstance(node, ast.Attribute):
+            base = self.qualname(node.value)
+            return f"{base}.{node.attr}" if base else None
+        return None
+
+    def torch_name(self) -> Optional[str]:
+        """A name bound to the torch module in the current scope chain, preferring `torch`."""
+        if self.lookup("torch") == "torch":
+            return "torch"
+        for scope in reversed(self.scopes):
+            for name, qual in scope.names.items():
+                if qual == "torch" and self.lookup(name) == "torch":
+                    return name
+        return None
+
+    # ----------------------------------------------------------------- reporting
+    def report(self, rule: Rule, node: ast.AST, symbol: str, fixes: Iterable[Fix] = (),
+               confidence: Optional[str] = None, severity: Optional[str] = None,
+               start: Optional[Position] = None, end: Optional[Position] = None, **values: str) -> None:
+        start = start or self.start(node)
+        end = end or self.end(node)
+        message = format_message(rule, symbol=symbol, **values)
+        sev = severity or rule.severity
+        fixes = tuple(fixes)
+        if self._npu_depth:
+            sev = "info"
+            message += " (already handled: this code branches for npu)"
+            fixes = ()
+        if self.cell is not None:
+            message = f"cell {self.cell}: {message}"
+        line_text = self.lines[start.line - 1] if start.line <= len(self.lines) else ""
+        self.findings.append(Finding(
+            rule=rule.id, path=self.path, line=start.line, col=start.col,
+            end_line=end.line, end_col=end.col, message=message, severity=sev,
+            confidence=confidence or rule.confidence, snippet=line_text.strip()[:200],
+            symbol=symbol, fixes=fixes,
+        ))
+
+    def _fix(self, style: str, rule: Rule, edits: Iterable[Edit], description: str,
+             requires: Iterable[str] = ()) -> Fix:
+        return Fix(style=style, edits=tuple(edits), safety=rule.fix_kind(style), description=description,
+                   requires=tuple(requires))
+
+    def _replace(self, node: ast.AST, text: str) -> Edit:
+        return Edit(self.start(node), self.end(node), text)
+
+    # ----------------------------------------------------------------- traversal
+    def run(self) -> list[Finding]:
+        self._index_parents(self.tree)
+        self._push_scope(self.tree.body, module=True)
+        for stmt in self.tree.body:
+            if _is_main_guard(stmt):
+                self.facts.main_guard_line = stmt.lineno
+        self.visit(self.tree)
+        return self.findings
+
+    def _index_parents(self, tree: ast.AST) -> None:
+        for parent in ast.walk(tree):
+            for child in ast.iter_child_nodes(parent):
+                self._parents[id(child)] = parent
+
+    def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        return self._parents.get(id(node))
+
+    def _visit_function(self, node: FunctionNode) -> None:
+        if not isinstance(node, ast.Lambda):
+            for dec in node.decorator_list:
+                self._check_decorator(dec)
+                self.visit(dec)
+        for default in (*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]):
+            self.visit(default)
+        body = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
+        self._push_scope(body, _function_params(node))
+        if isinstance(node.body, list):
+            for stmt in node.body:
+                self.visit(stmt)
+        else:
+            self.visit(node.body)
+        self.scopes.pop()
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function  # type: ignore[assignment]
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for dec in node.decorator_list:
+            self.visit(dec)
+        for base in (*node.bases, *node.keywords):
+            self.visit(base)
+        self._push_scope(node.body, is_class=True)
+        for stmt in node.body:
+            self.visit(stmt)
+        self.scopes.pop()
+
+    def _visit_comprehension(self, node: ast.AST) -> None:
+        names: list[str] = []
+        for gen in node.generators:  # type: ignore[attr-defined]
+            names.extend(_target_names(gen.target))
+        self.scopes.append(_Scope({n: None for n in names}))
+        self.generic_visit(node)
+        self.scopes.pop()
+
+    visit_ListComp = visit_SetComp = visit_DictComp = visit_GeneratorExp = _visit_comprehension  # type: ignore[assignment]
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        # A bare string statement is a docstring or a comment-like string: never a finding.
+        if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+            return
+        if isinstance(node.value, ast.JoinedStr):
+            return
+        self.generic_visit(node)
+
+    def visit_If(self, node: ast.If) -> None:
+        aware = self._mentions_npu_chain(node)
+        self._npu_depth += aware
+        self.generic_visit(node)
+        self._npu_depth -= aware
+
+    def visit_IfExp(self, node: ast.IfExp) -> None:
+        aware = self._mentions_npu(node)
+        self._npu_depth += aware
+        self.generic_visit(node)
+        self._npu_depth -= aware
+
+    def visit_Try(self, node: ast.Try) -> None:
+        catches = _catches(node, ARCH_GUARD_EXCEPTIONS)
+        import_guard = _catches(node, {"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+        self._guard_depth += catches
+        self._try_import_depth += import_guard
+        for stmt in node.body:
+            self.visit(stmt)
+        self._guard_depth -= catches
+        self._try_import_depth -= import_guard
+        for item in (*node.handlers, *node.orelse, *node.finalbody):
+            self.visit(item)
+
+    visit_TryStar = visit_Try  # type: ignore[assignment]
+
+    def _mentions_npu_chain(self, node: ast.If) -> bool:
+        current: ast.AST = node
+        while isinstance(current, ast.If):
+            if self._mentions_npu(current.test):
+                return True
+            current = current.orelse[0] if len(current.orelse) == 1 else None  # type: ignore[assignment]
+        return False
+
+    def _mentions_npu(self, node: ast.AST) -> bool:
+        for sub in ast.walk(node.test if isinstance(node, ast.IfExp) else node):
+            if isinstance(sub, ast.Attribute) and sub.attr in ("npu", "is_npu"):
+                return True
+            if isinstance(sub, ast.Name) and sub.id in ("torch_npu", "is_npu", "npu"):
+                return True
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "npu" in sub.value.lower():
+                return True
+        if isinstance(node, ast.IfExp):
+            return any(
+                isinstance(s, ast.Constant) and isinstance(s.value, str) and s.value.startswith("npu")
+                for branch in (node.body, node.orelse) for s in ast.walk(branch)
+            )
+        return False
+
+    # ----------------------------------------------------------------- imports
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._note_import(alias.name, node)
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        self._note_import(node.module, node)
+        for alias in node.names:
+            self._note_import(f"{node.module}.{alias.name}", node, from_name=True)
+
+    def _note_import(self, module: str, node: ast.AST, from_name: bool = False) -> None:
+        if module == "torch_npu" or module.startswith("torch_npu."):
+            self.facts.imports_torch_npu = True
+            if module == "torch_npu.contrib.transfer_to_npu":
+                self.facts.has_transfer_import = True
+        if from_name:
+            return
+        top = module.split(".")[0]
+        fw = self._framework_by_import.get(top)
+        if fw is not None and fw.key not in self.facts.frameworks:
+            self.facts.frameworks[fw.key] = node.lineno  # type: ignore[attr-defined]
+        pkg = self._package_by_import.get(top)
+        if pkg is not None:
+            rule = self.kb.rule("PK002")
+            guarded = self._try_import_depth > 0
+            self.report(rule, node, top, detail=pkg.guidance + (" (import is guarded by try/except)" if guarded else ""),
+                        severity="warning" if guarded else None)
+
+    # ----------------------------------------------------------------- calls and messages
+    def visit_Raise(self, node: ast.Raise) -> None:
+        self._message_depth += 1
+        self.generic_visit(node)
+        self._message_depth -= 1
+
+    def visit_Assert(self, node: ast.Assert) -> None:
+        self.visit(node.test)
+        if node.msg is not None:
+            self._message_depth += 1
+            self.visit(node.msg)
+            self._message_depth -= 1
+
+    def visit_Call(self, node: ast.Call) -> None:
+        func = node.func
+        is_message = (isinstance(func, ast.Name) and func.id in MESSAGE_FUNCS) or (
+            isinstance(func, ast.Attribute) and func.attr in MESSAGE_METHODS
+            and self.qualname(func.value) not in ("torch", "torch.cuda")
+        ) or self.qualname(func) == "warnings.warn"
+        qual = self.qualname(func)
+        if qual is not None:
+            self._check_call(node, qual)
+        if isinstance(func, ast.Attribute) and qual is None:
+            self._check_method_call(node, func)
+        if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
+            self._check_dynamic(node)
+        if is_message:
+            self.visit(func)
+            self._message_depth += 1
+            for arg in (*node.args, *node.keywords):
+                self.visit(arg)
+            self._message_depth -= 1
+        else:
+            self.generic_visit(node)
+
+    # ----------------------------------------------------------------- qualified names
+    def visit_Name(self, node: ast.Name) -> None:
+        if isinstance(node.ctx, ast.Load):
+            qual = self.lookup(node.id)
+            if qual is not None:
+                self._check_qualname(node, qual)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        if id(node) in self._handled:
+            return
+        qual = self.qualname(node)
+        if qual is not None:
+            if self._check_qualname(node, qual):
+                return
+            self.generic_visit(node)
+            return
+        if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
+            self._check_is_cuda(node)
+        self._check_call_attribute(node)
+        self.generic_visit(node)
+
+    def _check_qualname(self, node: Union[ast.Name, ast.Attribute], qual: str) -> bool:
+        """Match the longest prefix of `qual` that a rule knows; True when reported."""
+        chain: list[tuple[ast.AST, str]] = []
+        current: ast.AST = node
+        current_qual = qual
+        while True:
+            chain.append((current, current_qual))
+            if isinstance(current, ast.Attribute) and "." in current_qual:
+                current = current.value
+                current_qual = current_qual.rsplit(".", 1)[0]
+            else:
+                break
+        for sub, sub_qual in chain:
+            if id(sub) in self._handled:
+                return True
+            if self._report_qualname(sub, sub_qual):
+                return True
+        return False
+
+    def _report_qualname(self, node: ast.AST, qual: str) -> bool:
+        entry = self.kb.cuda_names.get(qual)
+        if entry is not None:
+            rule = self.kb.rule(entry.rule)
+            if rule.match["kind"] not in ("cuda-table", "qualname"):
+                rule = self.kb.rule("CU001" if entry.transfer != "none" else "CU002")
+            if rule.match["kind"] == "qualname" and rule.id in ("CU101",):
+                self._report_capability(rule, node, qual)
+                return True
+            transfer = self._transfer_of(qual, entry.transfer)
+            if rule.id == "CU001" and transfer == "none":
+                rule = self.kb.rule("CU002")
+            elif rule.id == "CU002" and transfer != "none" and entry.transfer == "none":
+                rule = self.kb.rule("CU001")
+            fixes = self._cuda_table_fixes(rule, node, qual, entry)
+            symbol = qual
+            extra = ""
+            if entry.transfer == "partial" and rule.id == "CU001":
+                extra = f" (behaviour differs: see {entry.rule})"
+            self.report(rule, node, symbol, fixes=fixes)
+            if extra:
+                last = self.findings[-1]
+                self.findings[-1] = Finding(**{**last.__dict__, "message": last.message + extra})
+            return True
+        rule = self._qual_rules.get(qual)
+        if rule is not None:
+            if rule.id == "CU101":
+                self._report_capability(rule, node, qual)
+            else:
+                self.report(rule, node, qual)
+            return True
+        if qual.startswith("torch.cuda.") and not any(p.startswith("_") for p in qual.split(".")[2:]):
+            parts = qual.split(".")
+            # Only unknown *direct* names (attributes of known objects are covered above).
+            if len(parts) == 3 or (len(parts) == 4 and f"torch.cuda.{parts[2]}" not in self.kb.cuda_names):
+                self.report(self.kb.rule("CU002"), node, qual, confidence="medium")
+                return True
+        if qual in ("torch.float64", "torch.double", "torch.DoubleTensor", "torch.DoubleStorage"):
+            self.report(self.kb.rule("PR003"), node, qual)
+            return True
+        return False
+
+    def _transfer_of(self, qual: str, default: str) -> str:
+        cov = self.coverage
+        if cov is None:
+            return default
+        try:
+            overlaid = cov.cuda_overlaid(qual[len("torch.cuda."):])  # type: ignore[attr-defined]
+        except Exception:
+            return default
+        if overlaid is None:
+            return default
+        if default == "partial":
+            return "partial" if overlaid else "none"
+        return "auto" if overlaid else "none"
+
+    # ----------------------------------------------------------------- specific rules
+    def _in_guard(self, node: ast.AST) -> bool:
+        """Is this expression already protected against a None/absent capability?"""
+        if self._guard_depth:
+            return True
+        parent = self.parent(node)
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and parent.values[0] is node:
+            return True
+        if isinstance(parent, ast.IfExp) and parent.body is node:
+            return True
+        return False
+
+    def _report_capability(self, rule: Rule, node: ast.AST, qual: str) -> None:
+        parent = self.parent(node)
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        target = call or node
+        self._handled.add(id(node))
+        if call is not None and self._in_guard(call):
+            return
+        fixes: list[Fix] = []
+        if call is not None:
+            text = self.seg(call)
+            fixes.append(self._fix("transfer", rule, [self._replace(call, f"({text} or (0, 0))")],
+                                   "fall back to (0, 0) when the NPU reports no capability"))
+            fixes.append(self._fix("agnostic", rule, [self._replace(call, f"({text} if torch.version.cuda else (0, 0))")],
+                                   "query the capability only on CUDA builds", requires=("torch",)))
+        self.report(rule, target, qual, fixes=fixes)
+        if call is not None:
+            for arg in (*call.args, *call.keywords):
+                self.visit(arg)
+
+    def _check_call_attribute(self, node: ast.Attribute) -> None:
+        for rule in self.kb.rules_of_kind("call-attribute"):
+            if node.attr not in rule.match["attributes"] or not isinstance(node.value, ast.Call):
+                continue
+            qual = self.qualname(node.value.func)
+            if qual not in rule.match["names"]:
+                continue
+            self._handled.add(id(node.value.func))
+            if not isinstance(node.ctx, ast.Load) or self._in_guard(node):
+                return
+            fixes: list[Fix] = []
+            if node.attr in rule.match.get("fixable", ()):
+                text = self.seg(node)
+                fixes.append(self._fix("transfer", rule, [self._replace(node, f"({text} or 0)")],
+                                       "treat a missing architecture number as 0"))
+                fixes.append(self._fix("agnostic", rule, [self._replace(node, f"({text} if torch.version.cuda else 0)")],
+                                       "read architecture numbers only on CUDA builds", requires=("torch",)))
+            self.report(rule, node, f"{qual}().{node.attr}", fixes=fixes, attribute=node.attr)
+            return
+
+    def _check_call(self, node: ast.Call, qual: str) -> None:
+        kb = self.kb
+        for rule in kb.rules_of_kind("keyword"):
+            if qual in rule.match["names"]:
+                self._check_keywords(rule, node, qual)
+        for rule in kb.rules_of_kind("positional-count"):
+            if qual in rule.match["names"] and len(node.args) >= rule.match["min_args"]:
+                self.report(rule, node, qual, count=str(len(node.args)))
+        for rule in kb.rules_of_kind("first-arg-device"):
+            if qual in rule.match["names"]:
+                self._check_first_arg_device(rule, node, qual)
+
+    def _check_keywords(self, rule: Rule, node: ast.Call, qual: str) -> None:
+        wanted = rule.match["keywords"]
+        bad = [kw for kw in node.keywords if kw.arg in wanted]
+        if not bad:
+            return
+        ordered = [kw.arg for kw in node.keywords if kw.arg in wanted]
+        in_order = ordered == [k for k in wanted if k in ordered] and node.keywords[: len(bad)] == bad
+        for kw in bad:
+            fixes: list[Fix] = []
+            if rule.fix_kind("transfer") != "manual" and in_order:
+                edit = Edit(self.start(kw), self.start(kw.value), "")
+                fixes = [self._fix(style, rule, [edit], f"pass `{kw.arg}` positionally") for style in ("transfer", "agnostic")]
+            self.report(rule, kw, qual, fixes=fixes, keyword=kw.arg or "")
+
+    def _check_first_arg_device(self, rule: Rule, node: ast.Call, qual: str) -> None:
+        arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, str) and CUDA_DEVICE.match(arg.value):
+            self._handled.add(id(arg))
+            quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
+            fixes = [
+                self._fix("transfer", rule, [self._replace(arg, f"{quote}npu{quote}")], "use the npu device type"),
+                self._fix("agnostic", rule, [self._replace(arg, DEVICE_TYPE)], "use the run-time device type",
+                          requires=("device_type",)),
+            ]
+            self.report(rule, node, qual, fixes=fixes)
+
+    def _cuda_table_fixes(self, rule: Rule, node: ast.AST, qual: str, entry) -> list[Fix]:
+        parent = self.parent(node)
+        call = parent if isinstance(parent, ast.Call) and parent.func is node else None
+        fixes: list[Fix] = []
+        replace = rule.match.get("replace")
+        if replace:
+            fixes.append(self._fix("transfer", rule, [self._replace(node, self._torch_prefixed(replace))],
+                                   f"use {replace}", requires=("torch",)))
+        call_replace = rule.match.get("call_replace")
+        if call_replace and call is not None:
+            target = "autocast" if call_replace == "autocast" else "amp.GradScaler"
+            for style, device in (("transfer", '"npu"'), ("agnostic", DEVICE_TYPE)):
+                edits = [self._replace(node, self._torch_prefixed(f"torch.{target}"))]
+                first = _first_arg_start(call, self)
+                if first is None:
+                    close = _call_close(self, call)
+                    edits.append(Edit(close, close, device))
+                else:
+                    edits.append(Edit(first, first, device + ", "))
+                requires = ("torch", "device_type") if style == "agnostic" else ("torch",)
+                fixes.append(self._fix(style, rule, edits, f"use torch.{target} with the device type", requires=requires))
+        elif rule.id == "CU001" and entry.agnostic:
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, self._torch_prefixed(entry.agnostic))],
+                                   f"use {entry.agnostic} (torch >= {entry.since})", requires=("torch", f"torch>={entry.since}")))
+        return fixes
+
+    def _torch_prefixed(self, qual: str) -> str:
+        name = self.torch_name() or "torch"
+        return name + qual[len("torch"):] if qual.startswith("torch") else qual
+
+    def _check_decorator(self, dec: ast.AST) -> None:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        qual = self.qualname(target)
+        for rule in self.kb.rules_of_kind("decorator"):
+            if qual in rule.match["names"]:
+                self.report(rule, dec, qual)
+
+    def _check_method_call(self, node: ast.Call, func: ast.Attribute) -> None:
+        if func.attr == "cuda":
+            rule = self.kb.rule("DV002")
+            self._handled.add(id(func))
+            fixes = []
+            attr_start = Position(self.end(func).line, self.end(func).col - len("cuda"))
+            keywords = [self.seg(k) for k in node.keywords]
+            if not node.args:
+                device = DEVICE_TYPE
+            elif len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
+                device = f"{self._torch_prefixed('torch.device')}({DEVICE_TYPE}, {self.seg(node.args[0])})"
+            else:
+                device = None
+            if device is not None:
+                text = "to(" + ", ".join([device, *keywords]) + ")"
+                fixes.append(self._fix("agnostic", rule, [Edit(attr_start, self.end(node), text)],
+                                       "move to the run-time device", requires=("torch", "device_type")))
+            self.report(rule, node, ".cuda()", fixes=fixes, start=attr_start)
+        elif func.attr == "double" and not node.args and not node.keywords:
+            self.report(self.kb.rule("PR003"), node, ".double()",
+                        start=Position(self.end(func).line, self.end(func).col - len("double")))
+
+    def _check_is_cuda(self, node: ast.Attribute) -> None:
+        rule = self.kb.rule("DV003")
+        fix = self._fix("agnostic", rule, [self._replace(node, f'({self.seg(node.value)}.device.type != "cpu")')],
+                        "ask whether the tensor is off the CPU")
+        self.report(rule, node, ".is_cuda", fixes=[fix],
+                    start=Position(self.end(node).line, self.end(node).col - len("is_cuda")))
+
+    def _check_dynamic(self, node: ast.Call) -> None:
+        base = self.qualname(node.args[0])
+        name = node.args[1]
+        if base == "torch" and isinstance(name, ast.Constant) and name.value == "cuda":
+            self.report(self.kb.rule("CU111"), node, 'getattr(torch, "cuda")')
+            self._handled.add(id(name))
+        elif base is not None and base.startswith("torch.cuda") and not isinstance(name, ast.Constant):
+            self.report(self.kb.rule("CU111"), node, f"getattr({base}, ...)")
+
+    # ----------------------------------------------------------------- strings and comparisons
+    def visit_Compare(self, node: ast.Compare) -> None:
+        if len(node.ops) == 1 and self._check_device_compare(node):
+            self.visit(node.left)
+            for comp in node.comparators:
+                if not _is_str(comp):
+                    self.visit(comp)
+            return
+        self.generic_visit(node)
+
+    def _check_device_compare(self, node: ast.Compare) -> bool:
+        left, op, right = node.left, node.ops[0], node.comparators[0]
+        rule = self.kb.rule("DV004")
+        if isinstance(op, (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)):
+            if _is_str(right, "cuda"):
+                other = left
+            elif _is_str(left, "cuda"):
+                other = right
+            else:
+                return False
+            positive = isinstance(op, (ast.Eq, ast.Is))
+            other_text = self.seg(other)
+            transfer = f'{other_text} {"in" if positive else "not in"} ("cuda", "npu")'
+            agnostic = f'{other_text} {"!=" if positive else "=="} "cpu"'
+            fixes = [
+                self._fix("transfer", rule, [self._replace(node, transfer)], "accept npu devices as well"),
+                self._fix("agnostic", rule, [self._replace(node, agnostic)], "test for an accelerator instead of CUDA"),
+            ]
+            self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
+            return True
+        if isinstance(op, (ast.In, ast.NotIn)) and _is_str(left, "cuda"):
+            self.report(rule, node, self.seg(node).replace("\n", " "))
+            return True
+        return False
+
+    def _check_startswith(self, node: ast.Call) -> bool:
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and func.attr == "startswith" and len(node.args) == 1
+                and _is_str(node.args[0], "cuda")):
+            return False
+        rule = self.kb.rule("DV004")
+        arg = node.args[0]
+        quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
+        transfer = [self._replace(arg, f"({quote}cuda{quote}, {quote}npu{quote})")]
+        agnostic = [self._replace(node, f"(not {self.seg(func.value)}.startswith({quote}cpu{quote}))")]
+        fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
+                 self._fix("agnostic", rule, agnostic, "test for an accelerator instead of CUDA")]
+        self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
+        return True
+
+    def visit_Constant(self, node: ast.Constant) -> None:
+        if not isinstance(node.value, str) or self._message_depth or id(node) in self._handled:
+            return
+        value = node.value
+        if CUDA_DEVICE.match(value):
+            self._report_device_string(node, value)
+        elif NCCL_TOKEN.search(value) and len(value) < 40:
+            self._report_nccl(node, value)
+        else:
+            for rule in self.kb.rules_of_kind("env-var"):
+                if re.match(rule.match["pattern"], value):
+                    fixes = []
+                    replacement = rule.match.get("replace")
+                    if replacement:
+                        text = self.seg(node).replace(value, replacement)
+                        fixes.append(self._fix("transfer", rule, [self._replace(node, text)], f"use {replacement}"))
+                    self.report(rule, node, value, fixes=fixes)
+
+    def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
+        if self._message_depth:
+            return
+        first = node.values[0] if node.values else None
+        if (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("cuda:")
+                and len(node.values) >= 2 and first.value == "cuda:"):
+            text = self.seg(node)
+            prefix_len = len(re.match(r"^[rRfF]{1,2}('''|\"\"\"|'|\")", text).group(0))  # type: ignore[union-attr]
+            start = self.start(node)
+            if start.line == self.end(node).line:
+                cuda_start = Position(start.line, start.col + prefix_len)
+                cuda_end = Position(start.line, start.col + prefix_len + 4)
+                rule = self.kb.rule("DV001")
+                fix = self._fix("agnostic", rule, [Edit(cuda_start, cuda_end, "{" + DEVICE_TYPE + "}")],
+                                "use the run-time device type", requires=("device_type",))
+                self.report(rule, node, text, fixes=[fix], confidence=self._device_confidence(node))
+        self.generic_visit(node)
+
+    def _device_confidence(self, node: ast.AST) -> str:
+        parent = self.parent(node)
+        if isinstance(parent, ast.keyword) and parent.arg in DEVICE_KWARGS:
+            return "high"
+        if isinstance(parent, ast.Call):
+            qual = self.qualname(parent.func) or ""
+            if qual == "torch.device" or (isinstance(parent.func, ast.Attribute) and parent.func.attr == "to"):
+                return "high"
+        return "medium"
+
+    def _report_device_string(self, node: ast.Constant, value: str) -> None:
+        parent = self.parent(node)
+        if isinstance(parent, ast.Call) and self._check_startswith(parent):
+            self._handled.add(id(node))
+            return
+        rule = self.kb.rule("DV001")
+        raw = self.seg(node)
+        quote = raw[-1] if raw[-1:] in "\"'" else '"'
+        simple = raw[:1] in "\"'" and raw.count(quote) == 2
+        fixes = []
+        if simple:
+            if ":" in value:
+                text = f'f{quote}{{{DEVICE_TYPE}}}:{value.split(":")[1]}{quote}'
+            else:
+                text = DEVICE_TYPE
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, text)], "use the run-time device type",
+                                   requires=("device_type",)))
+        self.report(rule, node, value, fixes=fixes, confidence=self._device_confidence(node))
+
+    def _report_nccl(self, node: ast.Constant, value: str) -> None:
+        rule = self.kb.rule("DS001")
+        fixes = []
+        parent = self.parent(node)
+        is_backend_arg = False
+        if isinstance(parent, ast.keyword) and parent.arg == "backend":
+            call = self.parent(parent)
+            is_backend_arg = isinstance(call, ast.Call)
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            qual = self.qualname(parent.func) or ""
+            is_backend_arg = qual.endswith(("init_process_group", "new_group"))
+        if is_backend_arg and value.lower() == "nccl":
+            text = f"{self._torch_prefixed('torch.distributed.get_default_backend_for_device')}({DEVICE_TYPE})"
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, text)],
+                                   "derive the backend from the device (torch >= 2.6)",
+                                   requires=("torch", "device_type", "torch>=2.6")))
+        self.report(rule, node, value, fixes=fixes, confidence="high" if is_backend_arg else "medium")
+
+    def visit_keyword(self, node: ast.keyword) -> None:
+        for rule in self.kb.rules_of_kind("keyword-value"):
+            if node.arg in rule.match["keywords"] and _is_str(node.value) and "cuda" in node.value.value:  # type: ignore[union-attr]
+                call = self.parent(node)
+                edit = _remove_argument(self, call, node) if isinstance(call, ast.Call) else None
+                fixes = [self._fix(style, rule, [edit], f"drop {node.arg}") for style in ("transfer", "agnostic")] if edit else []
+                self._handled.add(id(node.value))
+                self.report(rule, node, f"{node.arg}={node.value.value!r}", fixes=fixes)  # type: ignore[union-attr]
+        self.generic_visit(node)
+
+
+# --------------------------------------------------------------------- helpers
+def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
+
+
+def _is_main_guard(stmt: ast.stmt) -> bool:
+    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
+        return False
+    test = stmt.test
+    names = [test.left, *test.comparators]
+    return (len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
+            and any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
+            and any(_is_str(n, "__main__") for n in names))
+
+
+def _catches(node: ast.Try, names: set[str]) -> bool:
+    for handler in node.handlers:
+        if handler.type is None:
+            return True
+        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        for t in types:
+            label = t.id if isinstance(t, ast.Name) else t.attr if isinstance(t, ast.Attribute) else ""
+            if label in names:
+                return True
+    return False
+
+
+def _first_arg_start(call: ast.Call, an: PythonAnalyzer) -> Optional[Position]:
+    nodes = [*call.args, *call.keywords]
+    if not nodes:
+        return None
+    first = min(nodes, key=lambda n: (n.lineno, n.col_offset))
+    return an.start(first)
+
+
+def _call_close(an: PythonAnalyzer, call: ast.Call) -> Position:
+    end = an.end(call)
+    return Position(end.line, end.col - 1)
+
+
+def _remove_argument(an: PythonAnalyzer, call: ast.Call, kw: ast.keyword) -> Optional[Edit]:
+    nodes = sorted([*call.args, *call.keywords], key=lambda n: (n.lineno, n.col_offset))
+    idx = next(i for i, n in enumerate(nodes) if n is kw)
+    if idx > 0:
+        return Edit(an.end(nodes[idx - 1]), an.end(kw), "")
+    if len(nodes) > 1:
+        return Edit(an.start(kw), an.start(nodes[1]), "")
+    return Edit(an.start(kw), an.end(kw), "")

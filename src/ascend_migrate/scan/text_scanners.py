@@ -1,0 +1,323 @@
+"""Scanners for everything that is not a parseable Python module.
+
+CUDA sources are triaged by what they use; dependency declarations are read from
+requirements files, setup.py/setup.cfg, pyproject.toml (PEP 621 and Poetry) and conda
+environment files; shell/YAML/JSON configs are searched line by line (lower confidence);
+Python files that do not parse are scanned at token level so nothing is skipped silently.
+"""
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+from typing import Iterable, Optional
+
+from ascend_migrate.knowledge.base import KnowledgeBase, format_message, normalise_dist_name
+from ascend_migrate.scan.finding import Edit, Finding, Fix, Position
+
+# --------------------------------------------------------------------------- CUDA sources
+_HIGH = re.compile(r"\b(cublas\w*|cudnn\w*|cutlass|cusparse\w*|cufft\w*|curand\w*|cusolver\w*|thrust::|cub::|nvcuda::wmma|mma\.sync|cp\.async|__nv_bfloat16|cuda::pipeline)", re.I)
+_MEDIUM = re.compile(r"(__shared__|__shfl\w*|__syncwarp|__ballot_sync|__any_sync|__all_sync|atomic\w+\s*\(|cooperative_groups|__ldg|warpSize|__syncthreads)")
+_KERNEL = re.compile(r"__global__\s+(?:void|[\w:<>]+)\s+(\w+)")
+
+
+def triage_cuda_source(text: str) -> tuple[str, list[str]]:
+    """Classify a .cu/.cuh file: low (elementwise/reductions), medium (shared memory, warp
+    intrinsics, atomics), high (cuBLAS/cuDNN/CUTLASS/Thrust/tensor cores). Returns the level
+    and the evidence that decided it."""
+    code = _strip_c_comments(text)
+    high = sorted({m.group(1) for m in _HIGH.finditer(code)})
+    if high:
+        return "high", high
+    medium = sorted({m.group(1) for m in _MEDIUM.finditer(code)})
+    if medium:
+        return "medium", medium
+    kernels = _KERNEL.findall(code)
+    return "low", [f"kernels: {', '.join(kernels)}" if kernels else "no device intrinsics"]
+
+
+def _strip_c_comments(text: str) -> str:
+    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    return re.sub(r"//[^\n]*", "", text)
+
+
+def scan_cuda_source(kb: KnowledgeBase, path: str, text: str) -> list[Finding]:
+    level, evidence = triage_cuda_source(text)
+    rule = kb.rule("EX001")
+    effort = {"low": "rewrite with PyTorch operators", "medium": "AscendC port or CPU fallback",
+              "high": "CPU fallback first, then a torch_npu fused operator"}[level]
+    kernels = _KERNEL.findall(_strip_c_comments(text))
+    detail = f"triage {level} ({'; '.join(evidence[:6])}); {effort}"
+    if kernels:
+        detail += f"; {len(kernels)} kernel(s)"
+    first = text.splitlines()[0] if text else ""
+    return [Finding(rule=rule.id, path=path, line=1, col=0, end_line=1, end_col=len(first),
+                    message=format_message(rule, symbol=f"{level} complexity", detail=detail),
+                    severity=rule.severity, confidence="high", snippet=first.strip()[:200],
+                    symbol=f"triage:{level}")]
+
+
+# --------------------------------------------------------------------------- dependencies
+_REQ_NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.\s-]+\])?)")
+
+
+def _package_index(kb: KnowledgeBase) -> dict[str, tuple[str, str]]:
+    """normalised distribution name -> (kind, guidance)."""
+    index: dict[str, tuple[str, str]] = {}
+    for fw in kb.frameworks:
+        for name in fw.names:
+            index[normalise_dist_name(name)] = ("framework:" + fw.key, fw.guidance)
+    for pkg in kb.packages:
+        for name in pkg.names:
+            index[normalise_dist_name(name)] = ("package:" + pkg.key, pkg.guidance)
+    return index
+
+
+def _match_requirement(spec: str, index: dict[str, tuple[str, str]]) -> Optional[tuple[str, str, str]]:
+    m = _REQ_NAME.match(spec)
+    if not m:
+        return None
+    raw = m.group(1)
+    full = normalise_dist_name(raw.replace(" ", ""))
+    base = normalise_dist_name(raw.split("[")[0])
+    for key in (full, base):
+        if key in index:
+            kind, guidance = index[key]
+            return raw, kind, guidance
+    return None
+
+
+def _dependency_lines(path: str, text: str) -> Iterable[tuple[int, int, str]]:
+    """(line, col, requirement string) for each dependency declared in the file."""
+    name = path.rsplit("/", 1)[-1].lower()
+    lines = text.splitlines()
+    if name.endswith(".txt") or name.endswith(".in"):
+        for i, line in enumerate(lines, 1):
+            stripped = line.split("#", 1)[0].strip()
+            if stripped and not stripped.startswith(("-", "git+", "http")):
+                yield i, len(line) - len(line.lstrip()), stripped
+    elif name in ("environment.yml", "environment.yaml", "conda.yml", "conda.yaml"):
+        for i, line in enumerate(lines, 1):
+            m = re.match(r"^(\s*-\s+)([A-Za-z0-9][^\s#=<>!]*.*?)\s*(#.*)?$", line)
+            if m:
+                yield i, len(m.group(1)), m.group(2).strip().strip("'\"").replace("=", "==", 1) if "==" not in m.group(2) else m.group(2)
+    elif name == "pyproject.toml":
+        section = ""
+        for i, line in enumerate(lines, 1):
+            header = re.match(r"^\s*\[([^\]]+)\]", line)
+            if header:
+                section = header.group(1).strip()
+                continue
+            if section.startswith("tool.poetry") and "dependencies" in section:
+                m = re.match(r'^\s*"?([A-Za-z0-9][A-Za-z0-9._-]*)"?\s*=', line)
+                if m and m.group(1).lower() != "python":
+                    yield i, line.index(m.group(1)), m.group(1)
+                continue
+            for q in re.finditer(r'["\']([A-Za-z0-9][^"\']*)["\']', line):
+                if section in ("project", "project.optional-dependencies", "build-system") or section.startswith("dependency-groups"):
+                    if section == "project" and not _inside_array(lines, i, ("dependencies",)):
+                        continue
+                    yield i, q.start(1), q.group(1)
+    elif name in ("setup.py", "setup.cfg"):
+        in_requires = False
+        for i, line in enumerate(lines, 1):
+            if re.search(r"(install_requires|extras_require|setup_requires|requires)\s*[=:]", line):
+                in_requires = True
+            if in_requires:
+                for q in re.finditer(r'["\']([A-Za-z0-9][^"\']*)["\']', line):
+                    yield i, q.start(1), q.group(1)
+                if name == "setup.cfg":
+                    m = re.match(r"^\s+([A-Za-z0-9][^\s#;]*)", line)
+                    if m and not re.search(r"[=:]\s*$", line):
+                        yield i, m.start(1), m.group(1)
+                if (name == "setup.py" and "]" in line) or (name == "setup.cfg" and line.strip() == ""):
+                    in_requires = False
+
+
+def _inside_array(lines: list[str], lineno: int, keys: tuple[str, ...]) -> bool:
+    """Is line `lineno` inside a `key = [ ... ]` array (TOML) for one of keys?"""
+    depth = 0
+    for j in range(lineno - 1, -1, -1):
+        line = lines[j]
+        depth += line.count("]") - line.count("[") if j != lineno - 1 else 0
+        m = re.match(r"^\s*([A-Za-z0-9_-]+)\s*=", line)
+        if m:
+            return m.group(1) in keys and "[" in line
+    return False
+
+
+def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Finding], set[str]]:
+    """PK001 findings for CUDA-only packages; returns also the frameworks declared."""
+    index = _package_index(kb)
+    rule = kb.rule("PK001")
+    findings: list[Finding] = []
+    frameworks: set[str] = set()
+    lines = text.splitlines()
+    seen: set[tuple[int, str]] = set()
+    for line, col, spec in _dependency_lines(path, text):
+        hit = _match_requirement(spec, index)
+        if hit is None:
+            continue
+        raw, kind, guidance = hit
+        if kind.startswith("framework:"):
+            frameworks.add(kind.split(":", 1)[1])
+            if kind != "framework:vllm":
+                continue
+        if (line, raw) in seen:
+            continue
+        seen.add((line, raw))
+        findings.append(Finding(
+            rule=rule.id, path=path, line=line, col=col, end_line=line, end_col=col + len(raw),
+            message=format_message(rule, symbol=raw, detail=guidance), severity=rule.severity,
+            confidence="high", snippet=lines[line - 1].strip()[:200], symbol=raw))
+    return findings, frameworks
+
+
+# --------------------------------------------------------------------------- configs
+# rule, pattern, replacement in the transfer style, whether the replacement also suits the
+# device-agnostic style (configs describe one host; only backend names are style-neutral).
+_CONFIG_PATTERNS = (
+    ("DS001", re.compile(r"(?i)(?<![A-Za-z0-9_])nccl(?![A-Za-z0-9_])"), "hccl", True),
+    ("DV006", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "ASCEND_RT_VISIBLE_DEVICES", False),
+    ("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu", False),
+)
+_NCCL_ENV = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
+
+
+def _comment_start(line: str, kind: str) -> int:
+    """Index where a comment starts (len(line) if none), for shell and YAML lines."""
+    if kind == "json":
+        return len(line)
+    in_single = in_double = False
+    for i, ch in enumerate(line):
+        if ch == "'" and not in_double:
+            in_single = not in_single
+        elif ch == '"' and not in_single:
+            in_double = not in_double
+        elif ch == "#" and not in_single and not in_double and (i == 0 or line[i - 1] in " \t"):
+            return i
+    return len(line)
+
+
+def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Finding]:
+    """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices."""
+    findings: list[Finding] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        code = line[: _comment_start(line, kind)]
+        if not code.strip():
+            continue
+        for rule_id, pattern, replacement, both_styles in _CONFIG_PATTERNS:
+            rule = kb.rule(rule_id)
+            for m in pattern.finditer(code):
+                g = 1 if m.groups() else 0
+                start, end = m.start(g), m.end(g)
+                matched = m.group(g)
+                if rule_id == "DS001" and code[max(0, start - 5):start].upper().endswith("NCCL_"):
+                    continue
+                fixes: tuple[Fix, ...] = ()
+                if replacement:
+                    new = replacement.upper() if matched.isupper() else replacement
+                    edit = Edit(Position(lineno, start), Position(lineno, end), new)
+                    styles = ("transfer", "agnostic") if both_styles else ("transfer",)
+                    fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {new}")
+                                  for s in styles)
+                findings.append(Finding(
+                    rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
+                    message=format_message(rule, symbol=matched), severity=rule.severity,
+                    confidence="low", snippet=line.strip()[:200], symbol=matched, fixes=fixes))
+        rule = kb.rule("DS002")
+        for m in _NCCL_ENV.finditer(code):
+            findings.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
+                message=format_message(rule, symbol=m.group(0)), severity=rule.severity,
+                confidence="low", snippet=line.strip()[:200], symbol=m.group(0)))
+    return findings
+
+
+# --------------------------------------------------------------------------- launch scripts
+_LAUNCH = re.compile(r"(?:python[0-9.]*|torchrun|accelerate\s+launch|deepspeed|torch\.distributed\.(?:run|launch))\b[^\n;|&]*?(?:\s-m\s+([\w.]+)|\s([\w./-]+\.py))\b")
+
+
+def launched_scripts(text: str) -> list[tuple[int, str]]:
+    """(line, target) for each `python x.py` / `torchrun ... x.py` / `python -m mod` in a script."""
+    out = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        code = line[: _comment_start(line, "sh")]
+        for m in _LAUNCH.finditer(code):
+            out.append((lineno, m.group(1) or m.group(2)))
+    return out
+
+
+# --------------------------------------------------------------------------- token fallback
+_TOKEN_RULES = (
+    (re.compile(r"\btorch\.cuda\.([A-Za-z_][\w.]*)"), "cuda-table"),
+    (re.compile(r"\.cuda\(\)"), "DV002"),
+    (re.compile(r"""["']cuda(?::\d+)?["']"""), "DV001"),
+    (re.compile(r"(?i)\bnccl\b"), "DS001"),
+    (re.compile(r"\bDataParallel\b"), "DS003"),
+)
+
+
+def scan_tokens(kb: KnowledgeBase, path: str, text: str, reason: str) -> list[Finding]:
+    """Scan a Python file that does not parse: SC001 plus low-confidence token matches."""
+    sc = kb.rule("SC001")
+    findings = [Finding(rule=sc.id, path=path, line=1, col=0, end_line=1, end_col=0,
+                        message=format_message(sc, detail=reason), severity=sc.severity,
+                        confidence="high", symbol=reason)]
+    for lineno, line in enumerate(text.splitlines(), 1):
+        code = _strip_python_comment(line)
+        for pattern, target in _TOKEN_RULES:
+            for m in pattern.finditer(code):
+                if target == "cuda-table":
+                    name = m.group(1)
+                    while name and f"torch.cuda.{name}" not in kb.cuda_names and "." in name:
+                        name = name.rsplit(".", 1)[0]
+                    entry = kb.cuda_names.get(f"torch.cuda.{name}")
+                    rule = kb.rule(entry.rule if entry and kb.rule(entry.rule).match["kind"] == "cuda-table"
+                                   else ("CU001" if entry and entry.transfer != "none" else "CU002"))
+                    symbol = f"torch.cuda.{name}"
+                else:
+                    rule = kb.rule(target)
+                    symbol = m.group(0)
+                findings.append(Finding(
+                    rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
+                    message=format_message(rule, symbol=symbol, detail="token match"), severity=rule.severity,
+                    confidence="low", snippet=line.strip()[:200], symbol=symbol))
+    return findings
+
+
+def _strip_python_comment(line: str) -> str:
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(line).readline))
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return line.split("#", 1)[0]
+    for tok in tokens:
+        if tok.type == tokenize.COMMENT:
+            return line[: tok.start[1]]
+    return line
+
+
+# --------------------------------------------------------------------------- notebooks
+def notebook_cells(text: str) -> list[tuple[int, str]]:
+    """(cell number, source) of each code cell, IPython magics blanked so cells parse."""
+    import json
+
+    data = json.loads(text)
+    cells = data.get("cells") if isinstance(data, dict) else None
+    if not isinstance(cells, list):
+        raise ValueError("not a notebook: no 'cells' list")
+    out = []
+    for number, cell in enumerate(cells, 1):
+        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
+            continue
+        source = cell.get("source", "")
+        if isinstance(source, list):
+            source = "".join(str(s) for s in source)
+        lines = [("" if ln.lstrip().startswith(("%", "!")) else ln) for ln in str(source).split("\n")]
+        out.append((number, "\n".join(lines)))
+    return out
+
+
+def python_parse(text: str, path: str) -> ast.Module:
+    return ast.parse(text, filename=path)

@@ -1,0 +1,73 @@
+"""`ascend-migrate skill PATH --model NAME`: write the per-model replay skill.
+
+Exit codes: 0 written; 2 refused or bad input (no passing report, malformed JSON, unsafe
+model name, existing SKILL.md without --force), nothing written; 1 the write itself failed
+(the previous skill, if any, is intact).
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import click
+
+from ascend_migrate.skillgen.errors import SkillGenError
+from ascend_migrate.skillgen.generate import DEFAULT_OUT_ROOT, render_model_skill
+from ascend_migrate.skillgen.render import HUAWEI_PIP_INDEX
+from ascend_migrate.skillgen.writer import write_skill
+
+_file = click.Path(dir_okay=False, path_type=Path)
+
+
+@click.command("skill")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--model", "model", required=True, help="Model name; becomes the skill folder name (slugified).")
+@click.option("--report", type=_file, help="Validation report JSON; its verdict must be pass.")
+@click.option("--scan", "scan_file", type=_file, help="Scan JSON (ascend-migrate scan --format json). Default: scan PATH now.")
+@click.option("--changes", type=_file, help="Change list JSON written by ascend-migrate migrate.")
+@click.option("--notes", type=_file, help="Markdown with manual adaptation notes to include.")
+@click.option("--style", type=click.Choice(["transfer", "agnostic"]), default=None,
+              help="Migration style used (default: from the change list, else transfer).")
+@click.option("--pip-index", default=HUAWEI_PIP_INDEX, show_default=True,
+              help="Package index the generated install steps set first.")
+@click.option("--out-root", default=DEFAULT_OUT_ROOT, show_default=True,
+              help="Folder that holds model skills; the skill goes to OUT_ROOT/<model>/SKILL.md.")
+@click.option("--force", is_flag=True, help="Replace an existing SKILL.md (atomically).")
+@click.option("--dry-run", is_flag=True, help="Print the rendered SKILL.md instead of writing it.")
+def skill_command(
+    path: Path,
+    model: str,
+    report: Optional[Path],
+    scan_file: Optional[Path],
+    changes: Optional[Path],
+    notes: Optional[Path],
+    style: Optional[str],
+    pip_index: str,
+    out_root: str,
+    force: bool,
+    dry_run: bool,
+) -> None:
+    """Write a replayable skill for a ported model at OUT_ROOT/<model>/SKILL.md.
+
+    Refuses unless --report is a validation report with verdict "pass".
+    """
+    def warn(message: str) -> None:
+        click.echo(f"warning: {message}", err=True)
+
+    try:
+        slug, files = render_model_skill(
+            path, model, report=report, scan=scan_file, changes=changes, notes=notes,
+            style=style, pip_index=pip_index, warn=warn,
+        )
+        if dry_run:
+            click.echo(files["SKILL.md"], nl=False)
+            return
+        written = write_skill(Path(out_root), slug, files, force=force)
+    except SkillGenError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    click.echo(f"wrote {written}")
+    for rel in sorted(files):
+        if rel != "SKILL.md":
+            click.echo(f"wrote {written.parent / rel}")

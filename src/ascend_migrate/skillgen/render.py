@@ -1,0 +1,326 @@
+"""Render a model skill (SKILL.md plus optional reference pages) from the generator inputs.
+
+The Jinja templates live in this package (`templates/model-skill/`) so an installed toolkit
+can render without a source checkout. Rendering is deterministic: the same inputs give the
+same bytes (no timestamps), which keeps regenerated skills diffable.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Optional
+
+import jinja2
+
+from ascend_migrate import __version__
+from ascend_migrate.skillgen.inputs import ChangeList, ScanSummary, ValidationReport
+
+HUAWEI_PIP_INDEX = "https://repo.huaweicloud.com/repository/pypi/simple/"
+TEMPLATE_DIR = Path(__file__).parent / "templates" / "model-skill"
+# Python packages torch_npu imports at run time but does not declare.
+TORCH_NPU_RUNTIME_DEPS = ("decorator", "attrs", "psutil", "absl-py", "cloudpickle", "ml-dtypes", "scipy", "tornado")
+PYG_EXTENSIONS = {
+    "torch_scatter": "https://github.com/rusty1s/pytorch_scatter.git",
+    "torch_sparse": "https://github.com/rusty1s/pytorch_sparse.git",
+    "torch_cluster": "https://github.com/rusty1s/pytorch_cluster.git",
+    "torch_spline_conv": "https://github.com/rusty1s/pytorch_spline_conv.git",
+}
+PYG_RE = re.compile(r"\btorch[_-](scatter|sparse|cluster|spline[_-]conv)\b", re.IGNORECASE)
+VERSION_RE = re.compile(r"^[0-9][0-9A-Za-z.+_-]{0,40}$")
+# Rendered inside single quotes in shell blocks, so no quotes, spaces or shell metacharacters.
+URL_RE = re.compile(r"^https?://[A-Za-z0-9._~:/?#@&=%+-]+$")
+INLINE_LIMITS = {"changes": 60, "items": 40, "findings_per_rule": 5}
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
+MAX_WALK_FILES = 20000
+MAX_READ_BYTES = 2 * 1024 * 1024
+
+
+# --------------------------------------------------------------------------- Markdown helpers
+
+
+def cell(value: Any) -> str:
+    """Text safe inside a Markdown table cell."""
+    text = re.sub(r"\s+", " ", str(value)).strip()
+    return text.replace("\\", "\\\\").replace("|", "\\|") or "-"
+
+
+def inline_code(value: Any) -> str:
+    """An inline code span that survives backticks and pipes in the value."""
+    text = re.sub(r"\s+", " ", str(value)).strip() or "-"
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    ticks = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}".replace("|", "\\|")
+
+
+def fence_for(content: str) -> str:
+    """A backtick fence longer than any backtick run inside `content`."""
+    longest = max((len(m) for m in re.findall(r"`{3,}", content)), default=2)
+    return "`" * max(3, longest + 1)
+
+
+def wrap(text: str, width: int = 92) -> list[str]:
+    words, lines, current = text.split(), [], ""
+    for word in words:
+        if current and len(current) + 1 + len(word) > width:
+            lines.append(current)
+            current = word
+        else:
+            current = f"{current} {word}" if current else word
+    if current:
+        lines.append(current)
+    return lines
+
+
+def plain(text: str, limit: int = 400) -> str:
+    """Single-line printable text for frontmatter: no control characters or angle brackets."""
+    text = "".join(ch if ch.isprintable() else " " for ch in text)
+    text = text.replace("<", "").replace(">", "")
+    return re.sub(r"\s+", " ", text).strip()[:limit]
+
+
+# --------------------------------------------------------------------------- context
+
+
+@dataclass
+class RenderInputs:
+    slug: str
+    display: str
+    project_root: Path
+    report: ValidationReport
+    scan: ScanSummary
+    changes: Optional[ChangeList]
+    style: str
+    pip_index: str
+    notes: str = ""
+
+
+def _env_lookup(env: dict[str, Any], *names: str) -> str:
+    """Find a version-like value for any of `names`, looking one level into nested dicts."""
+    wanted = {n.lower() for n in names}
+    candidates: list[Any] = []
+    for key, value in env.items():
+        if str(key).lower() in wanted:
+            candidates.append(value)
+    for value in env.values():
+        if isinstance(value, dict):
+            for key, inner in value.items():
+                if str(key).lower() in wanted:
+                    candidates.append(inner)
+    for value in candidates:
+        if isinstance(value, dict):
+            value = value.get("version")
+        if isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            text = str(value).strip()
+            if VERSION_RE.match(text):
+                return text
+    return ""
+
+
+def _project_files(root: Path) -> Iterable[Path]:
+    if root.is_file():
+        yield root
+        return
+    count = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        for name in sorted(filenames):
+            count += 1
+            if count > MAX_WALK_FILES:
+                return
+            yield Path(dirpath) / name
+
+
+def _project_facts(root: Path) -> tuple[list[str], set[str]]:
+    """Top-level requirement files and PyG extensions the project mentions (text only)."""
+    requirements: list[str] = []
+    pyg: set[str] = set()
+    base = root if root.is_dir() else root.parent
+    for path in _project_files(root):
+        name = path.name
+        is_req = name.startswith("requirements") and name.endswith((".txt", ".in"))
+        if is_req and path.parent == base:
+            requirements.append(name)
+        if not (is_req or name.endswith(".py") or name in ("setup.cfg", "pyproject.toml", "environment.yml")):
+            continue
+        try:
+            if path.is_symlink() or path.stat().st_size > MAX_READ_BYTES:
+                continue
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        for match in PYG_RE.finditer(text):
+            pyg.add("torch_" + match.group(1).lower().replace("-", "_"))
+    return sorted(requirements), pyg
+
+
+def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
+    report, scan, changes = inputs.report, inputs.scan, inputs.changes
+    env = report.raw_environment
+    versions = {
+        "python": _env_lookup(env, "python", "python_version"),
+        "torch": _env_lookup(env, "torch", "torch_version", "pytorch"),
+        "torch_npu": _env_lookup(env, "torch_npu", "torch_npu_version", "torch-npu"),
+        "cann": _env_lookup(env, "cann", "cann_version"),
+        "numpy": _env_lookup(env, "numpy", "numpy_version"),
+    }
+    requirements, pyg = _project_facts(inputs.project_root)
+    text_blobs = [f.symbol for f in scan.findings] + [f.message for f in scan.findings] + scan.packages
+    for blob in text_blobs:
+        for match in PYG_RE.finditer(blob):
+            pyg.add("torch_" + match.group(1).lower().replace("-", "_"))
+    pyg_list = [(name, PYG_EXTENSIONS[name]) for name in sorted(pyg) if name in PYG_EXTENSIONS]
+
+    cuda_packages = set(scan.packages)
+    for finding in scan.findings:
+        if finding.rule.upper().startswith("PK") and finding.symbol:
+            cuda_packages.add(finding.symbol)
+    cuda_packages -= {name for name, _ in pyg_list}
+
+    by_rule: dict[str, list] = defaultdict(list)
+    for finding in scan.findings:
+        by_rule[finding.rule].append(finding)
+    rule_rows = []
+    manual_groups = []
+    for rule in sorted(by_rule):
+        group = by_rule[rule]
+        severities = Counter(f.severity for f in group)
+        auto = all(inputs.style in f.styles_with_fix for f in group)
+        rule_rows.append(
+            {
+                "rule": rule,
+                "count": len(group),
+                "severity": ", ".join(f"{k} {v}" for k, v in sorted(severities.items())),
+                "auto": "yes" if auto else "no",
+                "message": group[0].message,
+            }
+        )
+        manual = [f for f in group if inputs.style not in f.styles_with_fix]
+        if manual:
+            limit = INLINE_LIMITS["findings_per_rule"]
+            manual_groups.append(
+                {
+                    "rule": rule,
+                    "message": manual[0].message,
+                    "count": len(manual),
+                    "locations": [f"{f.path}:{f.line}" for f in manual[:limit]],
+                    "more": max(0, len(manual) - limit),
+                }
+            )
+    if compact:
+        rule_rows = rule_rows[:40]
+        manual_groups = manual_groups[:25]
+
+    change_list = changes.changes if changes else []
+    per_file: dict[str, list] = defaultdict(list)
+    for change in change_list:
+        per_file[change.file].append(change)
+    file_groups = [{"file": f, "changes": per_file[f]} for f in sorted(per_file)]
+    changes_inline = bool(change_list) and not compact and len(change_list) <= INLINE_LIMITS["changes"]
+    items_inline = not compact and len(report.items) <= INLINE_LIMITS["items"]
+    status_counts = Counter(item.status for item in report.items)
+
+    display = inputs.display
+    description = plain(
+        f"Replays the validated Huawei Ascend NPU port of {display} (skill {inputs.slug}) - the "
+        "verified environment, pip installs, the exact code changes and the validation "
+        f"thresholds it passed. Use when setting up, porting again, re-validating or debugging "
+        f"{display} on Ascend NPUs with torch_npu, or when a new checkout of the {display} "
+        "project has to run on an NPU host.",
+        limit=1000,
+    )
+    compat_parts = ["Huawei Ascend NPU host with CANN"]
+    if versions["cann"]:
+        compat_parts[0] += f" {versions['cann']}"
+    for key, label in (("python", "Python"), ("torch", "torch"), ("torch_npu", "torch_npu")):
+        if versions[key]:
+            compat_parts.append(f"{label} {versions[key]}")
+    compat_parts.append("the ascend-migrate toolkit")
+    compatibility = plain(", ".join(compat_parts) + ".", limit=480)
+
+    return {
+        "slug": inputs.slug,
+        "display": display,
+        "generator_version": __version__,
+        "description_lines": wrap(description),
+        "compatibility_lines": wrap(compatibility),
+        "project_name": plain(inputs.project_root.resolve().name or "project", 80),
+        "style": inputs.style,
+        "pip_index": inputs.pip_index,
+        "versions": versions,
+        "runtime_deps": TORCH_NPU_RUNTIME_DEPS,
+        "requirements": requirements,
+        "cuda_packages": sorted(cuda_packages),
+        "pyg": pyg_list,
+        "scan": scan,
+        "rule_rows": rule_rows,
+        "manual_groups": manual_groups,
+        "notes": inputs.notes.strip(),
+        "changes_given": changes is not None,
+        "change_count": len(change_list),
+        "file_groups": file_groups,
+        "changes_inline": changes_inline,
+        "report": report,
+        "items_inline": items_inline,
+        "status_counts": sorted(status_counts.items()),
+    }
+
+
+def _environment() -> jinja2.Environment:
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(str(TEMPLATE_DIR)),
+        autoescape=False,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["cell"] = cell
+    env.filters["code"] = inline_code
+    env.globals["fence_for"] = fence_for
+    return env
+
+
+def render_files(inputs: RenderInputs, compact: bool = False) -> dict[str, str]:
+    """Return {relative path: text} for the skill folder; SKILL.md is always present."""
+    env = _environment()
+    context = build_context(inputs, compact)
+    files = {"SKILL.md": _tidy(env.get_template("SKILL.md.j2").render(**context))}
+    if context["change_count"] and not context["changes_inline"]:
+        files["references/code-changes.md"] = _tidy(env.get_template("code-changes.md.j2").render(**context))
+    if not context["items_inline"]:
+        files["references/validation-items.md"] = _tidy(
+            env.get_template("validation-items.md.j2").render(**context)
+        )
+    return files
+
+
+def _tidy(text: str) -> str:
+    """Collapse runs of blank lines outside code fences; end with exactly one newline."""
+    out: list[str] = []
+    fence = ""
+    for line in text.split("\n"):
+        stripped = line.lstrip()
+        if fence:
+            if stripped.startswith(fence) and stripped.strip("`") == "":
+                fence = ""
+            out.append(line)
+            continue
+        match = re.match(r"(`{3,})", stripped)
+        if match:
+            fence = match.group(1)
+        elif not line.strip() and out and not out[-1].strip():
+            continue
+        out.append(line)
+    return "\n".join(out).strip("\n") + "\n"
+
+
+def check_pip_index(url: str) -> str:
+    from ascend_migrate.skillgen.errors import SkillGenError
+
+    if not URL_RE.match(url or ""):
+        raise SkillGenError(f"--pip-index {url!r} is not an http(s) URL")
+    return url

@@ -1,0 +1,194 @@
+"""The validation checklist (knowledge/checklist.yaml) and its generated reference page."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import Optional
+
+from ascend_migrate.knowledge.loader import (
+    DATA_DIR,
+    Field,
+    KnowledgeError,
+    check_record,
+    expect_list,
+    load_yaml,
+)
+
+CHECKLIST_FILE = DATA_DIR / "checklist.yaml"
+KINDS = ("static", "dynamic", "manual")
+SEVERITIES = ("error", "warning")
+
+_FIELDS = (
+    Field("id"),
+    Field("title"),
+    Field("kind", choices=KINDS),
+    Field("severity", choices=SEVERITIES),
+    Field("check", required=False),
+    Field("rules", (list,), required=False, default=()),
+    Field("how"),
+    Field("fix"),
+)
+
+
+@dataclass(frozen=True)
+class ChecklistItem:
+    id: str
+    title: str
+    kind: str
+    severity: str
+    check: Optional[str]
+    rules: tuple[str, ...]
+    how: str
+    fix: str
+
+    def to_dict(self) -> dict:
+        return {
+            "id": self.id,
+            "title": self.title,
+            "kind": self.kind,
+            "severity": self.severity,
+            "check": self.check,
+            "rules": list(self.rules),
+            "how": self.how,
+            "fix": self.fix,
+        }
+
+
+def load_checklist(path: Path | str = CHECKLIST_FILE) -> list[ChecklistItem]:
+    """Load and check the checklist; a malformed file raises one KnowledgeError."""
+    path = Path(path)
+    data = load_yaml(path)
+    records = expect_list(data, path, "items")
+    items: list[ChecklistItem] = []
+    seen: set[str] = set()
+    for index, raw in enumerate(records):
+        where = f"items[{index}]"
+        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
+            where += f" ({raw['id']})"
+        rec = check_record(raw, _FIELDS, path, where)
+        if rec["id"] in seen:
+            raise KnowledgeError(path, f"{where}.id", "duplicate id")
+        seen.add(rec["id"])
+        if rec["kind"] == "manual" and rec["check"]:
+            raise KnowledgeError(path, f"{where}.check", "manual items have no check")
+        if rec["kind"] != "manual" and not rec["check"]:
+            raise KnowledgeError(path, f"{where}.check", f"{rec['kind']} items need a check")
+        rules = rec["rules"] or ()
+        for rule in rules:
+            if not isinstance(rule, str):
+                raise KnowledgeError(path, f"{where}.rules", "rule ids must be strings")
+        items.append(
+            ChecklistItem(
+                id=rec["id"],
+                title=rec["title"].strip(),
+                kind=rec["kind"],
+                severity=rec["severity"],
+                check=rec["check"],
+                rules=tuple(rules),
+                how=" ".join(rec["how"].split()),
+                fix=" ".join(rec["fix"].split()),
+            )
+        )
+    return items
+
+
+@lru_cache(maxsize=1)
+def default_checklist() -> tuple[ChecklistItem, ...]:
+    return tuple(load_checklist())
+
+
+def item_ids() -> list[str]:
+    return [item.id for item in default_checklist()]
+
+
+def render_checklist_reference() -> str:
+    """The full text of references/validation-checklist.md."""
+    items = list(default_checklist())
+    lines = [
+        "# Validation checklist",
+        "",
+        "<!-- Generated from src/ascend_migrate/knowledge/checklist.yaml; do not edit by hand. -->",
+        "",
+        "`ascend-migrate validate PATH` decides every item below and writes one verdict.",
+        "Static items are decided by scanning the ported tree, dynamic items by running the",
+        "project's validation entry, and manual items are confirmed with `--confirm ID`.",
+        "A failing or unconfirmed item of severity `error` makes the verdict `fail`;",
+        "`warning` items are reported with their evidence and do not change the verdict.",
+        "",
+        "| ID | Item | Kind | Severity |",
+        "|---|---|---|---|",
+    ]
+    for item in items:
+        lines.append(f"| [`{item.id}`](#{item.id}) | {item.title} | {item.kind} | {item.severity} |")
+    lines.append("")
+    for kind, heading in (
+        ("static", "Static items"),
+        ("dynamic", "Dynamic items"),
+        ("manual", "Manual items"),
+    ):
+        lines += [f"## {heading}", ""]
+        for item in items:
+            if item.kind != kind:
+                continue
+            lines += [f"### {item.id}", "", f"**{item.title}** ({item.kind}, {item.severity})", ""]
+            lines.append(f"- How it is checked: {item.how}")
+            if item.rules:
+                rules = ", ".join(f"`{r}`" for r in item.rules)
+                lines.append(f"- Scanner rules used as evidence: {rules}")
+            lines.append(f"- How to fix: {item.fix}")
+            lines.append("")
+    lines += _thresholds_section()
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _fmt(value: object) -> str:
+    if value is None:
+        return "not applied"
+    if isinstance(value, bool):
+        return "yes" if value else "no"
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def _thresholds_section() -> list[str]:
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    th = load_thresholds()
+    lines = [
+        "## Default thresholds",
+        "",
+        "From `src/ascend_migrate/knowledge/thresholds.yaml`; override with `--thresholds FILE`.",
+        "Each output is compared in float64 after the run. `rel_err` is normwise",
+        "(max |target - golden| / max |golden|); `max_rel` and `mean_rel` are elementwise with",
+        "the small-value floor as the smallest denominator.",
+        "",
+        "| dtype | cosine >= | max abs <= | rel_err <= | max_rel <= | mean_rel <= | rmse <= | small value |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
+    for dtype, gate in th.outputs.items():
+        lines.append(
+            f"| {dtype} | {_fmt(gate.cosine_min)} | {_fmt(gate.max_abs)} | {_fmt(gate.rel_err)} | "
+            f"{_fmt(gate.max_rel)} | {_fmt(gate.mean_rel)} | {_fmt(gate.rmse)} | {_fmt(gate.small_value)} |"
+        )
+    lines += [
+        "",
+        f"Hard failures, whatever the dtype: cosine < {_fmt(th.hard.cosine_min)}, "
+        f"max abs error > {_fmt(th.hard.max_abs)}"
+        + (", or any NaN/Inf in the target." if th.hard.nan_inf else "."),
+        "",
+        "| dtype | loss rtol | loss atol |",
+        "|---|---|---|",
+    ]
+    for dtype, tol in th.loss.items():
+        lines.append(f"| {dtype} | {_fmt(tol.rtol)} | {_fmt(tol.atol)} |")
+    lines += [
+        "",
+        f"DDP smoke run: {th.ddp.nproc} processes, {th.ddp.steps} steps, timeout "
+        f"{_fmt(th.ddp.timeout_s)} s; ranks agree when parameters are bit-identical or every "
+        f"parameter sum agrees within rtol {_fmt(th.ddp.param_rtol)}.",
+        "",
+        f"DataLoader: at most {th.dataloader_max_literal_workers} hard-coded workers.",
+    ]
+    return lines

@@ -1,0 +1,155 @@
+"""capture and compare: the numerical half of validation."""
+from __future__ import annotations
+
+import datetime as _dt
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ascend_migrate.validate import devices
+from ascend_migrate.validate.entry import EntryRun, run_entry
+from ascend_migrate.validate.golden import Golden, load_golden, save_golden
+from ascend_migrate.validate.metrics import (
+    LossResult,
+    OutputResult,
+    compare_losses,
+    compare_outputs,
+    dtype_key,
+)
+from ascend_migrate.validate.thresholds import Thresholds, looser, normalize_dtype
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def run_meta(spec: str, device: str, run: EntryRun, seed: int, steps: int,
+             autocast: Optional[str]) -> dict[str, Any]:
+    return {
+        "entry": spec,
+        "kind": run.kind,
+        "device": device,
+        "device_name": devices.device_name(device),
+        "dtype": run_dtype(run),
+        "autocast": autocast,
+        "seed": seed,
+        "steps": steps if run.kind == "train" else None,
+        "deterministic": True,
+        "versions": devices.versions(),
+        "created": _now(),
+        "outputs": {
+            k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", "")}
+            for k, v in run.outputs.items()
+        },
+        "loss_steps": len(run.losses),
+    }
+
+
+def run_dtype(run: EntryRun) -> str:
+    """The precision of a run: declared by the entry/autocast, else from its float outputs."""
+    declared = normalize_dtype(run.dtype)
+    if declared:
+        return declared
+    key: Optional[str] = None
+    for tensor in run.outputs.values():
+        key = looser(key, dtype_key(tensor)) if dtype_key(tensor) else key
+    return key or "fp32"
+
+
+def capture(
+    spec: str,
+    root: Path | str,
+    device: str,
+    output: Path | str,
+    seed: int = 0,
+    steps: int = 5,
+    autocast: Optional[str] = None,
+) -> Golden:
+    """Run the entry on the reference device and write the golden file."""
+    root = Path(root)
+    run = run_entry(spec, root, device, seed=seed, steps=steps, autocast=autocast)
+    golden = Golden(
+        meta=run_meta(spec, device, run, seed, steps, autocast),
+        outputs=run.outputs,
+        losses=run.losses,
+    )
+    save_golden(output, golden)
+    return golden
+
+
+@dataclass
+class Comparison:
+    status: str  # pass | fail
+    dtype: str  # thresholds used for outputs and losses
+    golden_meta: dict[str, Any]
+    target_meta: dict[str, Any]
+    outputs: list[OutputResult] = field(default_factory=list)
+    loss: Optional[LossResult] = None
+    error: Optional[str] = None  # the target run could not be done
+
+    @property
+    def passed(self) -> bool:
+        return self.status == "pass"
+
+    def failures(self) -> list[str]:
+        msgs = [m for r in self.outputs for m in r.failures]
+        if self.loss is not None and not self.loss.passed:
+            msgs.append(self.loss.message)
+        if self.error:
+            msgs.append(self.error)
+        return msgs
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "dtype": self.dtype,
+            "golden": self.golden_meta,
+            "target": self.target_meta,
+            "outputs": [r.to_dict() for r in self.outputs],
+            "loss": self.loss.to_dict() if self.loss else None,
+            "error": self.error,
+            "failures": self.failures(),
+        }
+
+
+def compare_runs(
+    golden: Golden,
+    run: EntryRun,
+    thresholds: Thresholds,
+    dtype: Optional[str] = None,
+    target_meta: Optional[dict[str, Any]] = None,
+) -> Comparison:
+    """Compare a finished target run with the golden file."""
+    if dtype:
+        key = normalize_dtype(dtype)
+        if key is None:
+            raise ValueError(f"unknown thresholds dtype {dtype!r}: use fp32, fp16 or bf16")
+    else:
+        key = looser(normalize_dtype(golden.meta.get("dtype")), run_dtype(run))
+    outputs = compare_outputs(run.outputs, golden.outputs, thresholds, key if golden.outputs else None)
+    loss = None
+    if golden.losses or run.losses:
+        loss = compare_losses(run.losses, golden.losses, thresholds.loss_tol(key), key)
+    ok = all(r.passed for r in outputs) and (loss is None or loss.passed)
+    return Comparison("pass" if ok else "fail", key, golden.meta, target_meta or {}, outputs, loss)
+
+
+def compare(
+    golden_path: Path | str,
+    root: Path | str,
+    device: str,
+    thresholds: Thresholds,
+    spec: Optional[str] = None,
+    autocast: Optional[str] = None,
+    dtype: Optional[str] = None,
+) -> Comparison:
+    """Run the golden file's entry (or `spec`) on `device` and compare."""
+    golden = load_golden(golden_path)
+    spec = spec or golden.meta.get("entry")
+    if not spec:
+        raise ValueError("the golden file names no entry; pass one")
+    seed = int(golden.meta.get("seed") or 0)
+    steps = int(golden.meta.get("steps") or max(len(golden.losses), 1))
+    run = run_entry(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast)
+    meta = run_meta(spec, device, run, seed, steps, autocast)
+    return compare_runs(golden, run, thresholds, dtype, meta)

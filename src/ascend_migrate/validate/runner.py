@@ -1,0 +1,314 @@
+"""`validate PATH`: decide every checklist item and produce the report."""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+from ascend_migrate import __version__
+from ascend_migrate.scan.api import ScanResult
+from ascend_migrate.validate.checklist import ChecklistItem, default_checklist
+from ascend_migrate.validate.project import Project, load_project
+from ascend_migrate.validate.report import SCHEMA, summary_counts, verdict_of
+from ascend_migrate.validate.static import CheckResult, StaticContext, run_static
+from ascend_migrate.validate.thresholds import Thresholds, load_thresholds
+
+CONFIRM_FILE = Path(".ascend-migrate") / "validation-confirmations.json"
+_DIST_RE = re.compile(r"\btorch\.distributed\b|\bDistributedDataParallel\b|\binit_process_group\b")
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).replace(microsecond=0).isoformat()
+
+
+def project_dir(path: Path) -> Path:
+    path = Path(path).resolve()
+    return path if path.is_dir() else path.parent
+
+
+# --- confirmations --------------------------------------------------------------------------
+
+def confirmations_path(path: Path) -> Path:
+    return project_dir(path) / CONFIRM_FILE
+
+
+def load_confirmations(path: Path) -> dict[str, dict[str, Any]]:
+    file = confirmations_path(path)
+    if not file.is_file():
+        return {}
+    try:
+        data = json.loads(file.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    confirmed = data.get("confirmed") if isinstance(data, dict) else None
+    return confirmed if isinstance(confirmed, dict) else {}
+
+
+def record_confirmations(path: Path, ids: list[str], note: str = "") -> Path:
+    """Record that a person or agent confirmed these items; returns the file written."""
+    known = {i.id for i in default_checklist()}
+    unknown = [i for i in ids if i not in known]
+    if unknown:
+        raise KeyError(", ".join(unknown))
+    file = confirmations_path(path)
+    confirmed = load_confirmations(path)
+    for item_id in ids:
+        confirmed[item_id] = {"at": _now(), "note": note}
+    file.parent.mkdir(parents=True, exist_ok=True)
+    file.write_text(json.dumps({"schema": "ascend-migrate/validation-confirmations/1",
+                                "confirmed": confirmed}, indent=2) + "\n", encoding="utf-8")
+    return file
+
+
+# --- options --------------------------------------------------------------------------------
+
+@dataclass
+class ValidateOptions:
+    device: str = "cpu"
+    golden: Optional[Path] = None
+    entry: Optional[str] = None
+    autocast: Optional[str] = None
+    dtype: Optional[str] = None
+    thresholds: Optional[Thresholds] = None
+    ddp: bool = True
+    ddp_entry: Optional[str] = None
+    ddp_steps: Optional[int] = None
+    ddp_timeout_s: Optional[float] = None
+    environment: Optional[dict[str, Any]] = None  # None: run `ascend-migrate check --json`
+    scan_result: Optional[ScanResult] = None  # None: scan PATH
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _scan(path: Path) -> tuple[Optional[ScanResult], Optional[str]]:
+    try:
+        from ascend_migrate.scan.api import scan
+        return scan(path), None
+    except Exception as exc:  # scanner missing or broken: static rule items cannot be decided
+        return None, f"{type(exc).__name__}: {exc}"
+
+
+def _uses_distributed(project: Project) -> list[dict[str, Any]]:
+    hits = []
+    for rel in project.python_files:
+        text = project.text(rel) or ""
+        for lineno, line in enumerate(text.splitlines(), 1):
+            if _DIST_RE.search(line) and not line.lstrip().startswith("#"):
+                hits.append({"path": rel, "line": lineno, "message": line.strip()[:120]})
+                break
+    return hits
+
+
+def _item_dict(item: ChecklistItem, result: CheckResult) -> dict[str, Any]:
+    return {
+        "id": item.id,
+        "title": item.title,
+        "kind": item.kind,
+        "severity": item.severity,
+        "status": result.status,
+        "summary": result.summary,
+        "evidence": result.evidence,
+        "how": item.how,
+        "fix": item.fix,
+    }
+
+
+def validate_project(path: Path | str, options: Optional[ValidateOptions] = None) -> dict[str, Any]:
+    """Decide every checklist item for the ported tree at `path`; return the report dict."""
+    opts = options or ValidateOptions()
+    path = Path(path).resolve()
+    thresholds = opts.thresholds or load_thresholds()
+    project = load_project(path)
+    root = project.root
+    if opts.scan_result is not None:
+        scan_result, scan_error = opts.scan_result, None
+    else:
+        scan_result, scan_error = _scan(path)
+    confirmations = load_confirmations(path)
+
+    ctx = StaticContext(scan=scan_result or ScanResult(root=str(path)), project=project, thresholds=thresholds)
+    dynamic = _Dynamic(opts, root, thresholds, project)
+    items: list[dict[str, Any]] = []
+    for item in default_checklist():
+        if item.kind == "static":
+            if scan_error is not None and item.rules:
+                result = CheckResult("manual-pending", [{"message": f"the scanner could not run: {scan_error}"}],
+                                     "not decided: scanner unavailable")
+            else:
+                result = run_static(item, ctx)
+        elif item.kind == "dynamic":
+            result = dynamic.run(item)
+        else:
+            result = CheckResult("manual-pending", [], "to be confirmed")
+            if item.id == "host-environment":
+                result.evidence.append({"message": "see the environment section (ascend-migrate check --json)"})
+        if result.status == "manual-pending" and item.id in confirmations:
+            c = confirmations[item.id]
+            result.status = "confirmed"
+            result.evidence.insert(0, {"message": f"confirmed at {c.get('at')}" + (f": {c['note']}" if c.get("note") else "")})
+            result.summary = "confirmed"
+        items.append(_item_dict(item, result))
+
+    verdict, reasons = verdict_of(items)
+    environment = opts.environment
+    if environment is None:
+        from ascend_migrate.validate.environment import collect_environment
+        environment = collect_environment(opts.device)
+    used_dtype = dynamic.dtype_used or "fp32"
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "verdict": verdict,
+        "project": str(path),
+        "device": opts.device,
+        "created": _now(),
+        "tool": {"name": "ascend-migrate", "version": __version__},
+        "summary": summary_counts(items),
+        "reasons": reasons,
+        "items": items,
+        "thresholds": {
+            **thresholds.to_dict(),
+            "used": {
+                "dtype": used_dtype,
+                "outputs": thresholds.gate(used_dtype).to_dict(),
+                "hard": thresholds.hard.to_dict(),
+                "loss": thresholds.loss_tol(used_dtype).to_dict(),
+                "ddp": thresholds.ddp.to_dict(),
+                "dataloader": {"max_literal_workers": thresholds.dataloader_max_literal_workers},
+            },
+        },
+        "comparison": dynamic.comparison.to_dict() if dynamic.comparison else None,
+        "ddp": dynamic.ddp_summary,
+        "scan": _scan_section(scan_result, scan_error, project),
+        "environment": environment,
+    }
+    return report
+
+
+def _scan_section(scan_result: Optional[ScanResult], error: Optional[str], project: Project) -> dict[str, Any]:
+    section: dict[str, Any] = {"available": scan_result is not None and error is None}
+    if error:
+        section["error"] = error
+    if scan_result is not None:
+        section.update({
+            "files_scanned": scan_result.files_scanned,
+            "findings": len(scan_result.findings),
+            "rules": sorted(scan_result.rules_fired()),
+            "entry_points": [{"path": e.path, "line": e.line, "kind": e.kind,
+                              "has_transfer_import": e.has_transfer_import} for e in scan_result.entry_points],
+            "notes": [{"path": n.path, "reason": n.reason} for n in scan_result.notes],
+        })
+    section["validator_skipped"] = [{"path": p, "reason": r} for p, r in project.skipped]
+    return section
+
+
+class _Dynamic:
+    """Runs the numbers once and answers the three dynamic items."""
+
+    def __init__(self, opts: ValidateOptions, root: Path, thresholds: Thresholds, project: Project) -> None:
+        self.opts = opts
+        self.root = root
+        self.thresholds = thresholds
+        self.project = project
+        self.comparison = None
+        self.compare_error: Optional[str] = None
+        self.golden_meta: dict[str, Any] = {}
+        self.dtype_used: Optional[str] = None
+        self.ddp_summary: Optional[dict[str, Any]] = None
+        self._compared = False
+
+    def run(self, item: ChecklistItem) -> CheckResult:
+        if item.check in ("golden_outputs", "loss_curve"):
+            self._compare()
+            return self._golden_item() if item.check == "golden_outputs" else self._loss_item()
+        if item.check == "ddp_smoke":
+            return self._ddp_item()
+        raise KeyError(f"checklist item {item.id}: no dynamic check named {item.check!r}")
+
+    def _compare(self) -> None:
+        if self._compared or self.opts.golden is None:
+            return
+        self._compared = True
+        from ascend_migrate.validate.dynamic import compare
+        from ascend_migrate.validate.golden import load_golden
+
+        try:
+            self.golden_meta = load_golden(self.opts.golden).meta
+            self.comparison = compare(self.opts.golden, self.root, self.opts.device, self.thresholds,
+                                      spec=self.opts.entry, autocast=self.opts.autocast, dtype=self.opts.dtype)
+            self.dtype_used = self.comparison.dtype
+        except Exception as exc:
+            self.compare_error = f"{type(exc).__name__}: {exc}"
+
+    def _no_golden(self) -> Optional[CheckResult]:
+        if self.opts.golden is None:
+            return CheckResult("skip", [{"message": "no golden file given (--golden); capture one on the "
+                                                    "reference device with `ascend-migrate validate capture`"}],
+                               "not run: no golden file")
+        if self.compare_error:
+            return CheckResult("fail", [{"message": f"the target run failed: {self.compare_error}"}],
+                               "the target run failed")
+        return None
+
+    def _golden_item(self) -> CheckResult:
+        early = self._no_golden()
+        if early:
+            return early
+        comp = self.comparison
+        if not comp.outputs:
+            return CheckResult("skip", [{"message": "the golden file holds no outputs"}], "no outputs to compare")
+        evidence = []
+        for r in comp.outputs:
+            ev = {"output": r.name, "status": r.status, "dtype": r.dtype, "shape": r.shape,
+                  "message": "; ".join(r.failures) if r.failures else "within thresholds",
+                  "metrics": r.metrics.to_dict() if r.metrics else None}
+            evidence.append(ev)
+        evidence.sort(key=lambda e: e["status"] == "pass")
+        bad = [r for r in comp.outputs if not r.passed]
+        if bad:
+            first = bad[0].failures[0] if bad[0].failures else bad[0].name
+            return CheckResult("fail", evidence, f"{len(bad)} of {len(comp.outputs)} output(s) fail ({comp.dtype}); {first}")
+        return CheckResult("pass", evidence, f"{len(comp.outputs)} output(s) within {comp.dtype} thresholds")
+
+    def _loss_item(self) -> CheckResult:
+        early = self._no_golden()
+        if early:
+            return early
+        loss = self.comparison.loss
+        if loss is None:
+            return CheckResult("skip", [{"message": "the golden file holds no loss trajectory"}], "no losses to compare")
+        evidence = [{"message": loss.message, "first_bad_step": loss.first_bad_step, "rtol": loss.rtol,
+                     "atol": loss.atol, "dtype": loss.dtype, "steps": loss.per_step}]
+        return CheckResult("pass" if loss.passed else "fail", evidence, loss.message)
+
+    def _ddp_item(self) -> CheckResult:
+        hits = _uses_distributed(self.project)
+        if not hits:
+            return CheckResult("skip", [{"message": "the project does not use torch.distributed"}],
+                               "not needed: no torch.distributed")
+        uses = [dict(h, message=f"uses torch.distributed: {h['message']}") for h in hits[:5]]
+        if not self.opts.ddp:
+            return CheckResult("skip", [{"message": "disabled with --no-ddp"}] + uses, "not run: --no-ddp")
+        entry = self.opts.ddp_entry
+        if entry is None and self.opts.golden is not None:
+            self._compare()
+            if self.golden_meta.get("kind") == "train":
+                entry = self.opts.entry or self.golden_meta.get("entry")
+        if entry is None:
+            return CheckResult("manual-pending",
+                               [{"message": "give a train entry with --ddp-entry FILE.py:FUNCTION to run the "
+                                            "two-process smoke test, or confirm a multi-device run by hand"}] + uses,
+                               "not run: no train entry")
+        from ascend_migrate.validate.ddp import run_ddp_smoke
+
+        seed = int(self.golden_meta.get("seed") or 0)
+        try:
+            result = run_ddp_smoke(entry, self.root, self.opts.device, self.thresholds.ddp, seed=seed,
+                                   steps=self.opts.ddp_steps, timeout_s=self.opts.ddp_timeout_s)
+        except Exception as exc:
+            return CheckResult("fail", [{"message": f"could not launch torchrun: {type(exc).__name__}: {exc}"}],
+                               "launch failed")
+        self.ddp_summary = {"status": result.status, "summary": result.summary,
+                            "duration_s": round(result.duration_s, 2), "entry": entry}
+        return CheckResult(result.status, result.evidence, result.summary)

@@ -1,0 +1,191 @@
+"""Numerical thresholds (knowledge/thresholds.yaml), per dtype."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Optional
+
+from ascend_migrate.knowledge.loader import (
+    DATA_DIR,
+    Field,
+    KnowledgeError,
+    check_record,
+    load_yaml,
+)
+
+THRESHOLDS_FILE = DATA_DIR / "thresholds.yaml"
+DTYPES = ("fp32", "fp16", "bf16")
+_NUM = (int, float)
+
+# torch dtype names and common spellings -> our dtype keys
+_ALIASES = {
+    "fp32": "fp32", "float32": "fp32", "float": "fp32", "torch.float32": "fp32",
+    "fp64": "fp32", "float64": "fp32", "double": "fp32", "torch.float64": "fp32",
+    "fp16": "fp16", "float16": "fp16", "half": "fp16", "torch.float16": "fp16",
+    "bf16": "bf16", "bfloat16": "bf16", "torch.bfloat16": "bf16",
+}
+# lower precision wins when golden and target differ
+_RANK = {"fp32": 0, "fp16": 1, "bf16": 2}
+
+
+def normalize_dtype(name: Optional[str]) -> Optional[str]:
+    """Map 'torch.bfloat16', 'bfloat16', 'bf16', ... to a thresholds key; None if not a float type."""
+    if name is None:
+        return None
+    return _ALIASES.get(str(name).strip().lower())
+
+
+def looser(a: Optional[str], b: Optional[str]) -> str:
+    """The lower-precision of two dtype keys (fp32 when neither is a float type)."""
+    keys = [k for k in (a, b) if k]
+    if not keys:
+        return "fp32"
+    return max(keys, key=lambda k: _RANK[k])
+
+
+@dataclass(frozen=True)
+class OutputGate:
+    cosine_min: Optional[float]
+    max_abs: Optional[float]
+    rel_err: Optional[float]
+    max_rel: Optional[float]
+    mean_rel: Optional[float]
+    rmse: Optional[float]
+    small_value: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class HardLimits:
+    cosine_min: float
+    max_abs: float
+    nan_inf: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class LossTolerance:
+    rtol: float
+    atol: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class DdpSettings:
+    nproc: int
+    steps: int
+    timeout_s: float
+    param_rtol: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    source: str
+    outputs: dict[str, OutputGate]
+    hard: HardLimits
+    loss: dict[str, LossTolerance]
+    ddp: DdpSettings
+    dataloader_max_literal_workers: int
+
+    def gate(self, dtype: str) -> OutputGate:
+        return self.outputs[dtype]
+
+    def loss_tol(self, dtype: str) -> LossTolerance:
+        return self.loss[dtype]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "outputs": {k: v.to_dict() for k, v in self.outputs.items()},
+            "hard": self.hard.to_dict(),
+            "loss": {k: v.to_dict() for k, v in self.loss.items()},
+            "ddp": self.ddp.to_dict(),
+            "dataloader": {"max_literal_workers": self.dataloader_max_literal_workers},
+        }
+
+
+_GATE_FIELDS = (
+    Field("cosine_min", _NUM, required=False),
+    Field("max_abs", _NUM, required=False),
+    Field("rel_err", _NUM, required=False),
+    Field("max_rel", _NUM, required=False),
+    Field("mean_rel", _NUM, required=False),
+    Field("rmse", _NUM, required=False),
+    Field("small_value", _NUM),
+)
+_HARD_FIELDS = (
+    Field("cosine_min", _NUM),
+    Field("max_abs", _NUM),
+    Field("nan_inf", (bool,)),
+)
+_LOSS_FIELDS = (Field("rtol", _NUM), Field("atol", _NUM))
+_DDP_FIELDS = (
+    Field("nproc", (int,)),
+    Field("steps", (int,)),
+    Field("timeout_s", _NUM),
+    Field("param_rtol", _NUM),
+)
+_TOP_FIELDS = (
+    Field("schema", (str,), choices=("ascend-migrate/thresholds/1",)),
+    Field("outputs", (dict,)),
+    Field("hard", (dict,)),
+    Field("loss", (dict,)),
+    Field("ddp", (dict,)),
+    Field("dataloader", (dict,)),
+)
+
+
+def _non_negative(path: Path, where: str, rec: dict) -> None:
+    for key, value in rec.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
+            raise KnowledgeError(path, f"{where}.{key}", "must not be negative")
+
+
+def _per_dtype(path: Path, table: dict, key: str, fields, build):
+    out = {}
+    for dtype in DTYPES:
+        if dtype not in table:
+            raise KnowledgeError(path, f"{key}.{dtype}", "missing required key")
+    for dtype, raw in table.items():
+        if dtype not in DTYPES:
+            raise KnowledgeError(path, f"{key}.{dtype}", f"unknown dtype (use {', '.join(DTYPES)})")
+        rec = check_record(raw, fields, path, f"{key}.{dtype}")
+        _non_negative(path, f"{key}.{dtype}", rec)
+        out[dtype] = build(**rec)
+    return out
+
+
+def load_thresholds(path: Path | str = THRESHOLDS_FILE) -> Thresholds:
+    """Load and check a thresholds file; a malformed file raises one KnowledgeError."""
+    path = Path(path)
+    data = load_yaml(path)
+    top = check_record(data, _TOP_FIELDS, path, "<top>")
+    outputs = _per_dtype(path, top["outputs"], "outputs", _GATE_FIELDS, OutputGate)
+    for dtype, gate in outputs.items():
+        if gate.cosine_min is not None and gate.cosine_min > 1:
+            raise KnowledgeError(path, f"outputs.{dtype}.cosine_min", "must be at most 1")
+    hard = check_record(top["hard"], _HARD_FIELDS, path, "hard")
+    _non_negative(path, "hard", hard)
+    loss = _per_dtype(path, top["loss"], "loss", _LOSS_FIELDS, LossTolerance)
+    ddp = check_record(top["ddp"], _DDP_FIELDS, path, "ddp")
+    _non_negative(path, "ddp", ddp)
+    if ddp["nproc"] < 2:
+        raise KnowledgeError(path, "ddp.nproc", "must be at least 2")
+    dl = check_record(top["dataloader"], (Field("max_literal_workers", (int,)),), path, "dataloader")
+    return Thresholds(
+        source=str(path),
+        outputs=outputs,
+        hard=HardLimits(**hard),
+        loss=loss,
+        ddp=DdpSettings(**ddp),
+        dataloader_max_literal_workers=dl["max_literal_workers"],
+    )

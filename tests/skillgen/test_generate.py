@@ -1,0 +1,382 @@
+"""`ascend-migrate skill`: renders from a passing report, refuses everything else, and never
+loses or misplaces data."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from ascend_migrate.cli import cli
+from ascend_migrate.skillgen import writer
+from ascend_migrate.skillgen.cli import skill_command
+from ascend_migrate.skillgen.lint import lint_skill_dir, split_frontmatter
+from ascend_migrate.skillgen.render import HUAWEI_PIP_INDEX, TEMPLATE_DIR
+
+REPO = Path(__file__).resolve().parents[2]
+SECTIONS = [
+    "## Apply if", "## Environment", "## Install", "## Reproduce the port", "## Code changes",
+    "## Model-specific adaptation points", "## Scan summary", "## Validation", "## Re-run and verify",
+]
+
+
+def run(argv):
+    return CliRunner().invoke(skill_command, argv, catch_exceptions=False)
+
+
+def written(inputs, slug="resnet-50") -> Path:
+    return inputs.out / slug / "SKILL.md"
+
+
+# ------------------------------------------------------------------ the happy path
+
+
+def test_passing_report_writes_a_complete_skill(inputs):
+    result = run(inputs.args())
+    assert result.exit_code == 0, result.output
+    skill = written(inputs)
+    text = skill.read_text(encoding="utf-8")
+    positions = [text.index(heading) for heading in SECTIONS]
+    assert positions == sorted(positions)
+    front, body, _ = split_frontmatter(text)
+    meta = yaml.safe_load(front)
+    assert meta["name"] == "resnet-50" == skill.parent.name
+    assert "Use when" in meta["description"]
+    # environment, versions and thresholds come from the report
+    assert "'torch==2.1.0' 'torch_npu==2.1.0.post8'" in text
+    assert "'numpy==1.26.4'" in text
+    assert "| cosine_min | 0.99 |" in text and "| loss_curve.steps | 50 |" in text
+    assert "| golden-compare: golden outputs | pass | cosine 0.99998, max abs err 3.1e-05 |" in text
+    assert "8.0.RC3" in text
+    # exact code changes from the change list, with their before/after text
+    assert "| 5-5 | DS003 | replace | DataParallel to DistributedDataParallel |" in text
+    assert "-model = nn.DataParallel(model)\n+model = DDP(model, device_ids=[rank])" in text
+    # adaptation points: the finding without an automatic fix, with its location
+    adaptation = text.split("## Model-specific adaptation points")[1].split("## Scan summary")[0]
+    assert "DS003" in adaptation and "train.py:5" in adaptation and "CU101" not in adaptation
+    assert "`ascend-migrate migrate . --style transfer`" in text
+    assert lint_skill_dir(skill.parent) == []
+    assert "wrote" in result.output
+
+
+def test_pip_index_is_set_before_any_install(inputs):
+    assert run(inputs.args()).exit_code == 0
+    install = written(inputs).read_text().split("## Install")[1].split("## Reproduce")[0]
+    index = install.index(f"export PIP_INDEX_URL='{HUAWEI_PIP_INDEX}'")
+    assert index < install.index("python -m pip install")
+
+
+def test_pip_index_is_configurable(inputs):
+    url = "https://pypi.example.org/simple/"
+    assert run(inputs.args(pip_index=url)).exit_code == 0
+    text = written(inputs).read_text()
+    assert f"export PIP_INDEX_URL='{url}'" in text and HUAWEI_PIP_INDEX not in text
+
+
+@pytest.mark.parametrize("url", ["ftp://x/simple", "https://x/simple'; rm -rf ~ #", "https://a b", ""])
+def test_pip_index_must_be_a_plain_url(inputs, url, snapshot):
+    result = run(inputs.args(pip_index=url))
+    assert result.exit_code == 2 and "--pip-index" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+def test_pyg_extensions_are_built_from_source(inputs):
+    (inputs.project / "gnn.py").write_text("from torch_scatter import scatter\nimport torch_cluster\n")
+    assert run(inputs.args()).exit_code == 0
+    text = written(inputs).read_text()
+    assert "### PyG extensions: build from source" in text
+    assert "git clone https://github.com/rusty1s/pytorch_scatter.git" in text
+    assert "git clone https://github.com/rusty1s/pytorch_cluster.git" in text
+    assert "pytorch_sparse" not in text
+    assert "data.pyg.org" not in text
+
+
+def test_no_pyg_section_without_pyg(inputs):
+    assert run(inputs.args()).exit_code == 0
+    assert "PyG extensions" not in written(inputs).read_text()
+
+
+def test_rendering_is_deterministic(inputs, tmp_path):
+    assert run(inputs.args()).exit_code == 0
+    first = written(inputs).read_bytes()
+    assert run(inputs.args(force=True)).exit_code == 0
+    assert written(inputs).read_bytes() == first
+
+
+def test_dry_run_prints_and_writes_nothing(inputs, snapshot):
+    result = run(inputs.args(dry_run=True))
+    assert result.exit_code == 0
+    assert result.output.startswith("---\nname: resnet-50\n")
+    assert snapshot(inputs.out) == {}
+
+
+def test_notes_are_included(inputs):
+    notes = inputs.write("notes.md", "Replaced `flash_attn_func` with SDPA in `model/attn.py`.\n")
+    assert run(inputs.args(notes=notes)).exit_code == 0
+    assert "Replaced `flash_attn_func` with SDPA" in written(inputs).read_text()
+
+
+def test_style_conflict_is_refused(inputs, snapshot):
+    result = run(inputs.args(style="agnostic"))
+    assert result.exit_code == 2 and "disagrees" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+def test_long_inputs_move_to_references_and_stay_under_500_lines(inputs):
+    changes = {"style": "transfer", "changes": [
+        {"file": f"pkg/mod{i % 30}.py", "start_line": i, "end_line": i + 1, "rule": "CU101",
+         "operation": "replace", "message": f"edit {i}", "before": "x.cuda()", "after": "x.npu()"}
+        for i in range(1, 400)]}
+    items = [{"id": f"check-{i}", "status": "pass"} for i in range(120)]
+    findings = [{"rule": f"CU{100 + i % 90}", "path": f"f{i}.py", "line": i, "severity": "warning",
+                 "message": "m", "fixes": []} for i in range(600)]
+    argv = inputs.args(changes=inputs.changes(changes), report=inputs.report(items=items),
+                       scan=inputs.scan({"findings": findings, "entry_points": []}))
+    assert run(argv).exit_code == 0
+    skill = written(inputs)
+    text = skill.read_text()
+    assert len(text.splitlines()) < 500
+    assert "[code changes](references/code-changes.md)" in text
+    assert "[validation items](references/validation-items.md)" in text
+    full = (skill.parent / "references" / "code-changes.md").read_text()
+    assert full.count("| CU101 | replace |") == 399
+    assert (skill.parent / "references" / "validation-items.md").read_text().count("| pass |") == 120
+    assert lint_skill_dir(skill.parent) == []
+
+
+def test_hostile_content_in_inputs_stays_contained(inputs):
+    changes = {"changes": [{
+        "file": "a|b`c.py", "start_line": 1, "end_line": 2, "rule": "X|Y", "operation": "op\n---",
+        "message": "pipe | newline\n## Heading <script>", "before": "```\nnot code\n````",
+        "after": "---\nname: evil\n---"}]}
+    report = inputs.report(items=[{"id": "a|b", "status": "pass", "detail": "x\n# y"}],
+                           environment={"torch": "2.1.0; rm -rf /", "python": "3.10"})
+    assert run(inputs.args(changes=inputs.changes(changes), report=report)).exit_code == 0
+    skill = written(inputs)
+    text = skill.read_text()
+    front, body, _ = split_frontmatter(text)
+    assert yaml.safe_load(front)["name"] == "resnet-50"
+    assert "rm -rf" not in text.split("## Install")[1].split("## Reproduce")[0].split("| torch |")[0]
+    assert "'torch==" not in text  # an unparseable version is shown, never pinned into a command
+    assert lint_skill_dir(skill.parent) == []
+    assert "\n## Heading" not in text
+
+
+# ------------------------------------------------------------------ refusals
+
+
+def _report_variants():
+    base = {"schema": "ascend-migrate/validation-report/1", "verdict": "pass", "items": [],
+            "thresholds": {}, "environment": {}}
+    yield "verdict fail", dict(base, verdict="fail"), "verdict is 'fail'"
+    yield "verdict PASS", dict(base, verdict="PASS"), "verdict is 'PASS'"
+    yield "verdict true", dict(base, verdict=True), "must be a str"
+    yield "wrong schema", dict(base, schema="ascend-migrate/validation-report/2"), "not an ascend-migrate validation report"
+    yield "no schema", {k: v for k, v in base.items() if k != "schema"}, "schema is None"
+    yield "no items", {k: v for k, v in base.items() if k != "items"}, "no 'items' field"
+    yield "items not list", dict(base, items={}), "'items' must be a list"
+    yield "thresholds not dict", dict(base, thresholds=[]), "'thresholds' must be a dict"
+    yield "no environment", {k: v for k, v in base.items() if k != "environment"}, "no 'environment'"
+    yield "failed item", dict(base, items=[{"id": "golden", "status": "fail"}]), "golden failed"
+    yield "item not object", dict(base, items=["x"]), "items[0] must be an object"
+    yield "top-level list", [base], "must be a JSON object"
+
+
+@pytest.mark.parametrize("data, message", [v[1:] for v in _report_variants()],
+                         ids=[v[0] for v in _report_variants()])
+def test_refuses_without_a_passing_report(inputs, snapshot, data, message):
+    report = inputs.write("bad-report.json", data)
+    result = run(inputs.args(report=report))
+    assert result.exit_code == 2
+    assert message in result.output and "bad-report.json" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+def test_refuses_when_report_is_missing(inputs, snapshot):
+    argv = inputs.args()
+    index = argv.index("--report")
+    del argv[index:index + 2]
+    result = run(argv)
+    assert result.exit_code == 2 and "without a passing validation report" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+def test_refuses_when_report_file_does_not_exist(inputs, snapshot):
+    result = run(inputs.args(report=inputs.base / "nope.json"))
+    assert result.exit_code == 2 and "nope.json: validation report not found" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+@pytest.mark.parametrize(
+    "which, content, message",
+    [
+        ("report", "{not json", "validation report is not valid JSON: Expecting property name"),
+        ("report", b"\xff\xfe\x00garbage", "not UTF-8"),
+        ("report", "", "not valid JSON"),
+        ("scan", "[1, 2", "scan result is not valid JSON"),
+        ("scan", {"findings": {}}, "'findings' must be a list"),
+        ("scan", {"findings": [{"path": "a.py"}]}, "findings[0] has no 'rule'"),
+        ("changes", "nul\x00l", "change list is not valid JSON"),
+        ("changes", {"changes": "x"}, "must have a 'changes' list"),
+        ("changes", [{"rule": "X"}], "changes[0] has no 'file'"),
+        ("changes", [{"file": "a.py", "start_line": 9, "end_line": 2}], "start_line <= end_line"),
+        ("changes", {"style": "magic", "changes": []}, "unknown migration style"),
+    ],
+)
+def test_malformed_inputs_name_file_and_reason(inputs, snapshot, which, content, message):
+    path = inputs.write(f"bad-{which}.json", content)
+    result = run(inputs.args(**{which: path}))
+    assert result.exit_code == 2, result.output
+    assert f"bad-{which}.json" in result.output and message in result.output
+    assert "Traceback" not in result.output
+    assert snapshot(inputs.out) == {}
+
+
+@pytest.mark.parametrize("name", ["../../x", "a/b", "", ".hidden", "..", "x" * 300, "模型", "/etc/passwd"])
+def test_hostile_model_names_write_nothing_anywhere(inputs, snapshot, name):
+    before = snapshot(inputs.base)
+    result = run(inputs.args(model=name))
+    assert result.exit_code == 2 and result.output.startswith("error: ")
+    assert snapshot(inputs.base) == before
+    assert not inputs.out.exists()
+
+
+def test_unicode_name_is_slugified_inside_out_root(inputs):
+    result = run(inputs.args(model="Ｌｌａｍａ 3 ✓ 8B"))
+    assert result.exit_code == 0, result.output
+    assert written(inputs, "llama-3-8b").is_file()
+    assert [p.name for p in inputs.out.iterdir()] == ["llama-3-8b"]
+
+
+# ------------------------------------------------------------------ overwrite and atomicity
+
+
+def test_no_overwrite_without_force(inputs):
+    assert run(inputs.args()).exit_code == 0
+    skill = written(inputs)
+    skill.write_text("hand-edited\n")
+    result = run(inputs.args())
+    assert result.exit_code == 2 and "already exists; pass --force" in result.output
+    assert skill.read_text() == "hand-edited\n"
+    result = run(inputs.args(force=True))
+    assert result.exit_code == 0
+    assert skill.read_text().startswith("---\nname: resnet-50\n")
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]  # no temp files left
+
+
+def test_force_removes_stale_generated_references(inputs):
+    many = {"changes": [{"file": "a.py", "start_line": i, "end_line": i, "rule": "R"} for i in range(100)]}
+    assert run(inputs.args(changes=inputs.changes(many))).exit_code == 0
+    extra = written(inputs).parent / "references" / "code-changes.md"
+    assert extra.is_file()
+    assert run(inputs.args(force=True)).exit_code == 0
+    assert not extra.exists()
+
+
+def test_failed_replace_keeps_the_old_skill(inputs, monkeypatch):
+    assert run(inputs.args()).exit_code == 0
+    skill = written(inputs)
+    skill.write_text("previous skill\n")
+
+    def broken_replace(src, dst):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(writer.os, "replace", broken_replace)
+    result = run(inputs.args(force=True))
+    assert result.exit_code == 1 and "No space left on device" in result.output
+    assert skill.read_text() == "previous skill\n"
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]
+
+
+def test_failure_while_writing_the_temp_file_leaves_nothing(inputs, monkeypatch, snapshot):
+    def broken_fsync(fd):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(writer.os, "fsync", broken_fsync)
+    result = run(inputs.args())
+    assert result.exit_code == 1 and "Input/output error" in result.output
+    assert not written(inputs).exists()
+    assert [p for p in inputs.out.rglob("*") if p.is_file()] == []
+
+
+def test_write_goes_through_a_temp_file_and_rename(inputs, monkeypatch):
+    seen = []
+    real_link = os.link
+
+    def spy_link(src, dst, *args, **kwargs):
+        seen.append((Path(src), Path(dst)))
+        assert Path(src).parent == Path(dst).parent and Path(src).name.startswith(".SKILL.md.")
+        return real_link(src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(writer.os, "link", spy_link)
+    assert run(inputs.args()).exit_code == 0
+    assert [dst.name for _, dst in seen] == ["SKILL.md"]
+
+
+def test_symlinked_skill_folder_is_refused(inputs, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    inputs.out.mkdir()
+    (inputs.out / "resnet-50").symlink_to(outside, target_is_directory=True)
+    result = run(inputs.args(force=True))
+    assert result.exit_code == 2 and "symbolic link" in result.output
+    assert list(outside.iterdir()) == []
+
+
+def test_out_root_that_is_a_file_is_refused(inputs):
+    inputs.out.write_text("a file")
+    result = run(inputs.args())
+    assert result.exit_code == 2 and "is not a folder" in result.output
+    assert inputs.out.read_text() == "a file"
+
+
+# ------------------------------------------------------------------ entry points and packaging
+
+
+def test_top_level_cli_dispatches_to_skill(inputs):
+    result = CliRunner().invoke(cli, ["skill", *inputs.args()], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert written(inputs).is_file()
+
+
+def test_script_wrapper_runs_from_a_checkout(inputs):
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_model_skill.py"), *inputs.args()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert written(inputs).is_file()
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "generate_model_skill.py"), *inputs.args()],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 2 and "already exists" in proc.stderr
+
+
+def test_scan_runs_when_no_scan_file_is_given(inputs, monkeypatch):
+    """Without --scan the project is scanned in-process; a scanner failure only warns."""
+    import ascend_migrate.scan.api as api
+
+    def fake_scan(root, **kwargs):
+        raise RuntimeError("engine exploded")
+
+    monkeypatch.setattr(api, "scan", fake_scan)
+    argv = inputs.args()
+    index = argv.index("--scan")
+    del argv[index:index + 2]
+    result = CliRunner().invoke(skill_command, argv)
+    assert result.exit_code == 0, result.output
+    assert "warning: scan of" in result.output and "engine exploded" in result.output
+    assert "No scan result was available" in written(inputs).read_text()
+
+
+def test_template_has_one_source_of_truth():
+    assert (TEMPLATE_DIR / "SKILL.md.j2").is_file()
+    assert TEMPLATE_DIR.is_relative_to(REPO / "src" / "ascend_migrate")
+    copies = [p for p in (REPO / "templates").rglob("*.j2") if p.name == "SKILL.md.j2"]
+    assert copies == []
+    assert "skillgen/templates/model-skill/SKILL.md.j2" in (REPO / "templates" / "README.md").read_text()
+    pyproject = (REPO / "pyproject.toml").read_text()
+    assert re.search(r'ascend_migrate = \[[^\]]*"\*\*/\*\.j2"', pyproject)
