@@ -162,7 +162,8 @@ def test_hostile_content_in_inputs_stays_contained(inputs):
     text = skill.read_text()
     front, body, _ = split_frontmatter(text)
     assert yaml.safe_load(front)["name"] == "resnet-50"
-    assert "rm -rf" not in text.split("## Install")[1].split("## Reproduce")[0].split("| torch |")[0]
+    install = text.split("## Install")[1].split("## Reproduce")[0]
+    assert "rm -rf" not in install
     assert "'torch==" not in text  # an unparseable version is shown, never pinned into a command
     assert lint_skill_dir(skill.parent) == []
     assert "\n## Heading" not in text
@@ -240,11 +241,15 @@ def test_malformed_inputs_name_file_and_reason(inputs, snapshot, which, content,
 
 @pytest.mark.parametrize("name", ["../../x", "a/b", "", ".hidden", "..", "x" * 300, "模型", "/etc/passwd"])
 def test_hostile_model_names_write_nothing_anywhere(inputs, snapshot, name):
+    argv = inputs.args(model=name)
     before = snapshot(inputs.base)
-    result = run(inputs.args(model=name))
+    escaped = (inputs.out / name / "SKILL.md") if name else None
+    result = run(argv)
     assert result.exit_code == 2 and result.output.startswith("error: ")
     assert snapshot(inputs.base) == before
     assert not inputs.out.exists()
+    if escaped is not None and len(name) < 200:
+        assert not escaped.exists()
 
 
 def test_unicode_name_is_slugified_inside_out_root(inputs):
@@ -380,3 +385,41 @@ def test_template_has_one_source_of_truth():
     assert "skillgen/templates/model-skill/SKILL.md.j2" in (REPO / "templates" / "README.md").read_text()
     pyproject = (REPO / "pyproject.toml").read_text()
     assert re.search(r'ascend_migrate = \[[^\]]*"\*\*/\*\.j2"', pyproject)
+
+
+def test_report_with_host_check_stages(inputs):
+    """The validator stores `ascend-migrate check --json` as the environment: stages with details."""
+    environment = {"device": "npu:0", "verdict": "ok", "stages": [
+        {"id": "python", "title": "Python", "status": "ok", "found": "3.10.14", "details": {"python": "3.10.14"}},
+        {"id": "torch", "title": "torch", "status": "ok", "found": "torch 2.5.1", "details": {"version": "2.5.1"}},
+        {"id": "torch_npu", "title": "torch_npu", "status": "ok", "found": "2.5.1", "details": {"version": "2.5.1"}},
+        {"id": "cann", "title": "CANN install", "status": "ok", "found": "8.1.RC1", "details": {"version": "8.1.RC1"}},
+    ]}
+    thresholds = {"outputs": {"fp16": {"cosine_min": 0.98}}, "used": {"dtype": "fp32", "outputs": {"cosine_min": 0.99, "rmse": None}}}
+    report = inputs.report(environment=environment, thresholds=thresholds, device="npu:0",
+                           summary={"pass": 3, "fail": 0}, comparison={"cosine": 0.99991})
+    assert run(inputs.args(report=report)).exit_code == 0
+    text = written(inputs).read_text()
+    assert "| CANN install | ok: 8.1.RC1 |" in text
+    assert "'torch==2.5.1' 'torch_npu==2.5.1'" in text and "CANN must be `8.1.RC1`" in text
+    assert "| outputs.cosine_min | 0.99 |" in text and "0.98" not in text and "rmse" not in text
+    assert "| comparison.cosine | 0.99991 |" in text and "on `npu:0`" in text
+
+
+def test_manual_pending_item_blocks_a_pass(inputs, snapshot):
+    report = inputs.report(items=[{"id": "host-environment", "status": "manual-pending"}])
+    result = run(inputs.args(report=report))
+    assert result.exit_code == 2 and "host-environment failed" in result.output
+    assert snapshot(inputs.out) == {}
+
+
+def test_default_report_location_is_used(inputs):
+    default = inputs.project / ".ascend-migrate" / "validation-report.json"
+    default.parent.mkdir()
+    default.write_bytes(inputs.report().read_bytes())
+    argv = inputs.args()
+    index = argv.index("--report")
+    del argv[index:index + 2]
+    result = run(argv)
+    assert result.exit_code == 0, result.output
+    assert "using the validation report at" in result.output

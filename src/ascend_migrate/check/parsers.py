@@ -172,10 +172,14 @@ def parse_npu_smi(text: str) -> NpuSmiInfo:
         chip.temp_c = _num(m1.get("Temp(C)", ""), int)
         chip.aicore_pct = _num(m2.get("AICore(%)", ""))
         for key, attr in (("Memory-Usage(MB)", "memory"), ("HBM-Usage(MB)", "hbm")):
-            pm = _PAIR_RE.match(m2.get(key, ""))
+            if key not in head2:
+                continue
+            pm = _PAIR_RE.fullmatch(m2.get(key, ""))
             if pm:
                 setattr(chip, f"{attr}_used_mb", int(pm.group(1)))
                 setattr(chip, f"{attr}_total_mb", int(pm.group(2)))
+            else:
+                info.errors.append(f"line {lineno}: NPU {npu} chip {chip.chip}: unreadable {key} {m2.get(key, '')!r}")
         info.chips.append(chip)
     if pending is not None:
         info.errors.append(f"NPU {pending[0]}: second row missing (truncated output?)")

@@ -12,6 +12,8 @@ from typing import Callable
 
 GENERATED: dict[str, str] = {
     "references/rules.md": "ascend_migrate.knowledge.render:render_rules_reference",
+    "references/troubleshooting.md": "ascend_migrate.diagnose.render:render_reference",
+    "references/validation-checklist.md": "ascend_migrate.validate.checklist:render_checklist_reference",
 }
 
 

@@ -148,7 +148,7 @@ def discover(root: Path, exclude: Iterable[str], notes: list[FileNote]) -> list[
         dirnames[:] = kept
         for f in sorted(filenames):
             rel = rel_dir + f
-            if _excluded(rel, patterns):
+            if _excluded(rel, patterns) or f.startswith("ascend-migrate-changes."):
                 continue
             job = classify(rel)
             if job is None:

@@ -676,9 +676,17 @@ class PythonAnalyzer(ast.NodeVisitor):
                     edits.append(Edit(first, first, device + ", "))
                 requires = ("torch", "device_type") if style == "agnostic" else ("torch",)
                 fixes.append(self._fix(style, rule, edits, f"use torch.{target} with the device type", requires=requires))
+        elif rule.id == "CU001" and entry.agnostic == "keep":
+            # Harmless everywhere (a lazy no-op without CUDA): nothing to change.
+            fixes.append(Fix(style="agnostic", edits=(), safety="none", description="harmless on every device"))
         elif rule.id == "CU001" and entry.agnostic:
             fixes.append(self._fix("agnostic", rule, [self._replace(node, self._torch_prefixed(entry.agnostic))],
                                    f"use {entry.agnostic} (torch >= {entry.since})", requires=("torch", f"torch>={entry.since}")))
+        elif rule.id == "CU001":
+            module = f"{self._torch_prefixed('torch.get_device_module')}({DEVICE_TYPE})"
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, f"{module}.{entry.name}")],
+                                   "use the device module of the run-time device (torch >= 2.4)",
+                                   requires=("torch", "device_type", "torch>=2.4")))
         return fixes
 
     def _torch_prefixed(self, qual: str) -> str:

@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.skillgen.inputs import (
+    DEFAULT_REPORT,
     ScanSummary,
     load_changes,
     load_report,
@@ -84,6 +85,11 @@ def render_model_skill(
     check_pip_index(pip_index)
     if not project.exists():
         raise SkillGenError(f"{project}: project path does not exist")
+    if report is None:
+        default = (project if project.is_dir() else project.parent) / DEFAULT_REPORT
+        if default.is_file():
+            report = default
+            warn(f"using the validation report at {default}")
     validation = load_report(report)  # refuse early: nothing else matters without a pass
     change_list = load_changes(changes) if changes is not None else None
     scan_summary = load_scan(scan) if scan is not None else _scan_project(project, warn)

@@ -21,7 +21,8 @@ from ascend_migrate.skillgen.errors import SkillGenError
 
 REPORT_SCHEMA = "ascend-migrate/validation-report/1"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
-FAILED_ITEM_STATUSES = {"fail", "failed", "error"}
+FAILED_ITEM_STATUSES = {"fail", "failed", "error", "manual-pending"}
+DEFAULT_REPORT = Path(".ascend-migrate") / "validation-report.json"  # where `validate` writes it
 
 
 def load_json(path: Path, what: str) -> Any:
@@ -73,6 +74,8 @@ class ValidationReport:
     thresholds: list[tuple[str, str]]
     environment: list[tuple[str, str]]
     raw_environment: dict[str, Any]
+    results: list[tuple[str, str]] = field(default_factory=list)
+    device: str = ""
 
 
 def _scalar_text(value: Any, limit: int = 160) -> str:
@@ -88,17 +91,52 @@ def _scalar_text(value: Any, limit: int = 160) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def flatten(mapping: dict[str, Any], prefix: str = "", depth: int = 0) -> list[tuple[str, str]]:
-    """Nested dicts become dotted keys (two levels deep); values become short text."""
+def flatten(
+    mapping: dict[str, Any], prefix: str = "", depth: int = 0, skip_empty: bool = False
+) -> list[tuple[str, str]]:
+    """Nested dicts become dotted keys (three levels deep); values become short text."""
     rows: list[tuple[str, str]] = []
     for key in sorted(mapping, key=str):
         value = mapping[key]
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value and depth < 2:
-            rows.extend(flatten(value, name + ".", depth + 1))
-        else:
+            rows.extend(flatten(value, name + ".", depth + 1, skip_empty))
+        elif not (skip_empty and (value is None or value == [] or value == {})):
             rows.append((name, _scalar_text(value)))
     return rows
+
+
+def environment_rows(env: dict[str, Any]) -> list[tuple[str, str]]:
+    """Rows for the environment table: one per stage of a host-check report, else flattened."""
+    stages = env.get("stages")
+    if isinstance(stages, list) and all(isinstance(s, dict) for s in stages):
+        rows = []
+        for stage in stages:
+            label = _first_str(stage, "title", "id") or "?"
+            status = _first_str(stage, "status")
+            found = _first_str(stage, "found")
+            rows.append((label, f"{status}: {found}" if status and found else status or found or "-"))
+        return rows
+    return flatten(env, skip_empty=True)
+
+
+def threshold_rows(thresholds: dict[str, Any]) -> list[tuple[str, str]]:
+    """The thresholds actually applied when the report says so (`used`), else all of them."""
+    used = thresholds.get("used")
+    chosen = used if isinstance(used, dict) and used else thresholds
+    return flatten(chosen, skip_empty=True)
+
+
+def result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
+    """Headline numbers: the item summary and the comparison and DDP results, if present."""
+    rows: list[tuple[str, str]] = []
+    for key in ("summary", "comparison", "ddp"):
+        value = data.get(key)
+        if isinstance(value, dict):
+            rows.extend(flatten(value, f"{key}.", 1, skip_empty=True))
+        elif isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            rows.append((key, _scalar_text(value)))
+    return rows[:40]
 
 
 def _first_str(item: dict[str, Any], *keys: str) -> str:
@@ -114,8 +152,8 @@ def load_report(path: Optional[Path]) -> ValidationReport:
     if path is None:
         raise SkillGenError(
             "refusing to write a model skill without a passing validation report: run "
-            "`ascend-migrate validate PATH` on the ported project, save its JSON report and "
-            "pass it with --report FILE"
+            "`ascend-migrate validate PATH` on the ported project (it writes "
+            f"PATH/{DEFAULT_REPORT.as_posix()}) or pass the report with --report FILE"
         )
     data = load_json(path, "validation report")
     if not isinstance(data, dict):
@@ -165,9 +203,11 @@ def load_report(path: Optional[Path]) -> ValidationReport:
         path=str(path),
         verdict=verdict,
         items=items,
-        thresholds=flatten(data["thresholds"]),
-        environment=flatten(data["environment"]),
+        thresholds=threshold_rows(data["thresholds"]),
+        environment=environment_rows(data["environment"]),
         raw_environment=data["environment"],
+        results=result_rows(data),
+        device=_first_str(data, "device"),
     )
 
 

@@ -44,16 +44,18 @@ MAX_READ_BYTES = 2 * 1024 * 1024
 def cell(value: Any) -> str:
     """Text safe inside a Markdown table cell."""
     text = re.sub(r"\s+", " ", str(value)).strip()
-    return text.replace("\\", "\\\\").replace("|", "\\|") or "-"
+    text = text.replace("\\", "\\\\").replace("|", "\\|")
+    return text.replace("<", "&lt;").replace(">", "&gt;") or "-"
 
 
-def inline_code(value: Any) -> str:
-    """An inline code span that survives backticks and pipes in the value."""
+def inline_code(value: Any, table: bool = False) -> str:
+    """An inline code span that survives backticks in the value (and pipes, in a table)."""
     text = re.sub(r"\s+", " ", str(value)).strip() or "-"
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{ticks}{pad}{text}{pad}{ticks}".replace("|", "\\|")
+    span = f"{ticks}{pad}{text}{pad}{ticks}"
+    return span.replace("|", "\\|") if table else span
 
 
 def fence_for(content: str) -> str:
@@ -99,9 +101,18 @@ class RenderInputs:
 
 
 def _env_lookup(env: dict[str, Any], *names: str) -> str:
-    """Find a version-like value for any of `names`, looking one level into nested dicts."""
+    """Find a version-like value for any of `names`: in the stages of a host-check report
+    (`{"stages": [{"id": "torch", "details": {"version": ...}}]}`), then as plain keys, one
+    level into nested dicts."""
     wanted = {n.lower() for n in names}
     candidates: list[Any] = []
+    stages = env.get("stages")
+    if isinstance(stages, list):
+        for stage in stages:
+            if isinstance(stage, dict) and str(stage.get("id", "")).lower() in wanted:
+                details = stage.get("details")
+                if isinstance(details, dict):
+                    candidates.extend(details.get(k) for k in ("version", *names) if k in details)
     for key, value in env.items():
         if str(key).lower() in wanted:
             candidates.append(value)

@@ -56,6 +56,17 @@ def main(argv=None) -> int:
         devices.prepare_device(device)
         import torch.distributed as dist
 
+        # Record init_process_group calls: an entry may destroy its process group before returning.
+        original_init = dist.init_process_group
+
+        def recording_init(*a, **kw):
+            out = original_init(*a, **kw)
+            record["distributed"] = True
+            record["world_size"] = dist.get_world_size()
+            record["backend"] = str(dist.get_backend())
+            return out
+
+        dist.init_process_group = recording_init
         root = Path(args.root).resolve()
         with project_imports(root):
             fn = load_entry(args.entry, root)
@@ -64,13 +75,14 @@ def main(argv=None) -> int:
                 result = call_entry(fn, device=device, steps=args.steps, seed=args.seed)
                 run = interpret_result(result, device, None)
         record["losses"] = [x if math.isfinite(x) else str(x) for x in run.losses]
-        record["distributed"] = dist.is_available() and dist.is_initialized()
-        if record["distributed"]:
+        if dist.is_initialized():
+            record["distributed"] = True
             record["world_size"] = dist.get_world_size()
             record["backend"] = str(dist.get_backend())
+        record.setdefault("distributed", False)
         if run.model is not None:
             record["model"] = _param_summary(run.model)
-        if record["distributed"]:
+        if dist.is_initialized():
             dist.barrier()
             dist.destroy_process_group()
         record["ok"] = True

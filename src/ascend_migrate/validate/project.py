@@ -235,8 +235,27 @@ def guard_of(
             for case in anc.cases:
                 if _contains(case.body, child) and "cuda" in ast.unparse(case.pattern):
                     return f"match case on line {case.pattern.lineno}"
+        early = _early_exit_guard(anc, child, transfer, any_condition)
+        if early:
+            return early
         if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
             if not any_condition:
                 break
         child = anc
+    return None
+
+
+def _exits(body: list[ast.stmt]) -> bool:
+    return bool(body) and isinstance(body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+
+
+def _early_exit_guard(block_owner: ast.AST, child: ast.AST, transfer: bool, any_condition: bool) -> Optional[str]:
+    """`if not torch.cuda.is_available(): return ...` earlier in the same block guards what follows."""
+    for attr in ("body", "orelse", "finalbody"):
+        block = getattr(block_owner, attr, None)
+        if not isinstance(block, list) or child not in block:
+            continue
+        for stmt in block[: block.index(child)]:
+            if isinstance(stmt, ast.If) and _exits(stmt.body) and (any_condition or cuda_test(stmt.test, transfer)):
+                return f"early exit on line {stmt.lineno}: {ast.unparse(stmt.test)[:80]}"
     return None

@@ -1,0 +1,75 @@
+"""`ascend-migrate migrate PATH`: rewrite a CUDA project for Ascend."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+
+@click.command("migrate")
+@click.argument("path", type=click.Path(path_type=Path))
+@click.option("--style", type=click.Choice(["transfer", "agnostic"]), default="transfer", show_default=True,
+              help="transfer: inject torch_npu + transfer_to_npu into entry points and fix what it misses. "
+                   "agnostic: device-agnostic PyTorch that runs on NPU, CUDA and CPU.")
+@click.option("--write", is_flag=True, help="Rewrite files in place (atomically).")
+@click.option("--output", "-o", type=click.Path(path_type=Path), help="Write a migrated copy of the tree here.")
+@click.option("--force", is_flag=True, help="Allow a non-empty --output directory.")
+@click.option("--annotate", is_flag=True, help="Put a `# TODO(npu): RULE ...` comment above each manual item.")
+@click.option("--min-torch", default="2.6", show_default=True,
+              help="Oldest torch the agnostic output must run on (selects torch.accelerator APIs).")
+@click.option("--safe-only", is_flag=True, help="Apply only fixes marked safe (skip unsafe ones).")
+@click.option("--inject-init", is_flag=True, help="Also inject the transfer_to_npu imports into top-level package __init__.py files.")
+@click.option("--changes", "changes", type=click.Path(path_type=Path),
+              help="Write the change list to CHANGES.json and CHANGES.csv (default with --write/--output: "
+                   "ascend-migrate-changes.* in the target tree).")
+@click.option("--torch-npu", "torch_npu", metavar="VERSION", help="torch_npu release whose transfer_to_npu coverage applies.")
+@click.option("--quiet", "-q", is_flag=True, help="No diff on stdout, only the summary.")
+def migrate_command(path: Path, style: str, write: bool, output: Path | None, force: bool, annotate: bool,
+                    min_torch: str, safe_only: bool, inject_init: bool, changes: Path | None,
+                    torch_npu: str | None, quiet: bool) -> None:
+    """Rewrite PATH so it runs on Ascend NPUs. A dry run (unified diff) unless --write or --output.
+
+    Fixes are edits on exact source ranges: comments, formatting, line endings and encodings
+    outside them are untouched. Every rewritten file is re-parsed and re-scanned, and must be
+    unchanged by a second run; otherwise it is not written. What cannot be fixed safely
+    (DataParallel, CUDA extensions, Triton kernels, flash_attn calls) is listed as manual.
+
+    Exit codes: 0 done, 1 some files could not be rewritten, 2 usage error.
+    """
+    from ascend_migrate.fix.api import migrate
+    from ascend_migrate.fix.migrate import MigrateError
+    from ascend_migrate.scan.engine import ConfigError
+
+    if write and output:
+        raise click.UsageError("use either --write or --output, not both")
+    if not path.exists():
+        raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
+    try:
+        result = migrate(path, style=style, output=output, write=write, force=force, annotate=annotate,
+                         min_torch=min_torch, safe_only=safe_only, torch_npu_version=torch_npu,
+                         inject_init=inject_init, changes_path=changes)
+    except (MigrateError, ConfigError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    if not quiet and not (write or output):
+        click.echo(result.diff(), nl=False)
+    changed = [f for f in result.files if f.new is not None]
+    err = sys.stderr
+    click.echo(f"{style} style: {len(result.changes)} edits in {len(changed)} files, "
+               f"{len(result.manual)} manual items", file=err)
+    for row in result.manual[:50]:
+        click.echo(f"  manual {row.file}:{row.start_line} {row.rule} {row.message}", file=err)
+    if len(result.manual) > 50:
+        click.echo(f"  ... {len(result.manual) - 50} more in the change list", file=err)
+    for f in result.errors:
+        click.echo(f"  not rewritten {f.path}: {f.error}", file=err)
+    for note in result.notes:
+        click.echo(f"  note {note}", file=err)
+    if write:
+        click.echo(f"rewrote {len(result.written)} files in place", file=err)
+    elif output:
+        click.echo(f"wrote the migrated tree to {output}", file=err)
+    else:
+        click.echo("dry run: nothing written (use --write or --output DIR)", file=err)
+    sys.exit(1 if result.errors else 0)

@@ -1,0 +1,250 @@
+"""Migrate a whole tree: dry run (diff), in place (--write), or into a copy (--output DIR).
+
+Never loses data: files are written atomically (temporary file, then rename) with their
+mode, encoding, BOM and line endings preserved; nothing is written outside the target tree;
+symlinks are not followed; binary and oversized files are left alone with a note; a file
+whose rewrite does not parse or is not idempotent is not written at all.
+"""
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import json
+import os
+import shutil
+import stat
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Optional
+
+from ascend_migrate.knowledge.base import load_knowledge
+from ascend_migrate.scan.api import scan
+from ascend_migrate.scan.engine import MAX_FILE_BYTES, SKIP_DIRS, _decode, classify
+from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
+
+CHANGES_NAME = "ascend-migrate-changes"
+
+
+class MigrateError(ValueError):
+    """A usage problem (exit code 2): bad paths, unsafe output location, ..."""
+
+
+@dataclass
+class FileOutcome:
+    path: str
+    original: bytes
+    new: Optional[bytes] = None  # None: unchanged or not rewritten
+    changes: list[Change] = field(default_factory=list)
+    manual: list[Change] = field(default_factory=list)
+    error: str = ""
+
+
+@dataclass
+class MigrationResult:
+    root: Path
+    style: str
+    files: list[FileOutcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def changes(self) -> list[Change]:
+        return [c for f in self.files for c in f.changes]
+
+    @property
+    def manual(self) -> list[Change]:
+        return [c for f in self.files for c in f.manual]
+
+    @property
+    def errors(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.error]
+
+    def diff(self) -> str:
+        out = io.StringIO()
+        for f in self.files:
+            if f.new is None:
+                continue
+            a = f.original.decode("utf-8", errors="replace").splitlines(keepends=True)
+            b = f.new.decode("utf-8", errors="replace").splitlines(keepends=True)
+            for line in difflib.unified_diff(a, b, f"a/{f.path}", f"b/{f.path}"):
+                out.write(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
+        return out.getvalue()
+
+    def change_rows(self) -> list[dict]:
+        rows = [c.to_dict() for c in self.changes] + [c.to_dict() for c in self.manual]
+        return sorted(rows, key=lambda r: (r["file"], r["start_line"], r["operation"] == "manual", r["rule"]))
+
+
+def _encode(text: str, encoding: str, bom: bool) -> bytes:
+    data = text.encode(encoding)
+    return (b"\xef\xbb\xbf" + data) if bom else data
+
+
+def _source_encoding(data: bytes) -> str:
+    import tokenize
+
+    try:
+        enc, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError:
+        return "utf-8"
+    return "utf-8" if enc == "utf-8-sig" else enc
+
+
+def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False) -> MigrationResult:
+    """Compute every file's rewrite without touching the disk."""
+    root = Path(root)
+    if not root.exists():
+        raise MigrateError(f"{root}: no such file or directory")
+    kb = load_knowledge()
+    result = MigrationResult(root=root, style=opts.style)
+    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version)
+    base = root if root.is_dir() else root.parent
+    entry_points = {e.path for e in scan_result.entry_points}
+    init_targets = _package_inits(base) if inject_init else set()
+    coverage = None
+    if scan_result.torch_npu_version:
+        from ascend_migrate.knowledge.coverage import load_coverage
+
+        coverage = load_coverage(scan_result.torch_npu_version)
+    result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
+    paths = sorted({f.path for f in scan_result.findings} | entry_points | init_targets)
+    for rel in paths:
+        job = classify(rel)
+        full = base / rel if root.is_dir() else root
+        if job is None or job.kind not in ("python", "config") or not full.is_file() or full.is_symlink():
+            manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message)
+                      for f in scan_result.findings if f.path == rel and f.severity != "info"]
+            if manual:
+                result.files.append(FileOutcome(rel, b"", manual=manual))
+            continue
+        data = full.read_bytes()
+        if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+            result.notes.append(f"{rel}: not rewritten (binary or over {MAX_FILE_BYTES} bytes)")
+            continue
+        outcome = FileOutcome(rel, data)
+        file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
+                            safe_only=opts.safe_only, inject=rel in entry_points or rel in init_targets)
+        if job.kind == "python":
+            text, problem = _decode(data)
+            if text is None or problem:
+                outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}"))
+                result.files.append(outcome)
+                continue
+            rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
+        else:
+            text = data.decode("utf-8", errors="surrogateescape")
+            rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
+        outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
+        if rewritten.error:
+            outcome.error = rewritten.error
+        elif rewritten.text != text:
+            problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
+            if problem:
+                outcome.error = problem
+                outcome.changes = []
+            elif job.kind == "python":
+                outcome.new = _encode(rewritten.text, _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
+            else:
+                outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
+        result.files.append(outcome)
+    return result
+
+
+def _package_inits(base: Path) -> set[str]:
+    """Top-level package __init__.py files (directly under the root or src/)."""
+    found = set()
+    for parent in (base, base / "src"):
+        if parent.is_dir():
+            for child in sorted(parent.iterdir()):
+                init = child / "__init__.py"
+                if child.is_dir() and not child.is_symlink() and init.is_file():
+                    found.add(init.relative_to(base).as_posix())
+    return found
+
+
+def write_atomic(path: Path, data: bytes, mode: Optional[int] = None) -> None:
+    """Write via a temporary file in the same directory, then rename over the target."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        if mode is not None:
+            os.chmod(tmp, stat.S_IMODE(mode))
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _inside(child: Path, parent: Path) -> bool:
+    child, parent = child.resolve(), parent.resolve()
+    return child == parent or parent in child.parents
+
+
+def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path] = None, force: bool = False,
+          changes_path: Optional[Path] = None) -> None:
+    """Write the planned rewrites: in place (write=True) or into a copy of the tree (output)."""
+    root = result.root
+    base = root if root.is_dir() else root.parent
+    if output is not None:
+        output = Path(output)
+        if _inside(output, base):
+            raise MigrateError(f"--output {output} is inside the source tree {base}; choose a directory outside it")
+        if output.exists() and any(output.iterdir()) and not force:
+            raise MigrateError(f"--output {output} is not empty; use --force to write into it")
+        _copy_tree(base, output, result)
+        target_base = output
+    elif write:
+        target_base = base
+    else:
+        target_base = None
+    if target_base is not None:
+        for f in result.files:
+            if f.new is None or f.error:
+                continue
+            src = base / f.path
+            dest = target_base / f.path
+            if not _inside(dest.parent, target_base) or dest.is_symlink():
+                result.notes.append(f"{f.path}: not written (would leave the tree or follow a symlink)")
+                continue
+            write_atomic(dest, f.new, src.stat().st_mode)
+            result.written.append(f.path)
+        if changes_path is None:
+            changes_path = target_base / CHANGES_NAME
+    if changes_path is not None:
+        write_change_list(result, changes_path)
+
+
+def _copy_tree(base: Path, output: Path, result: MigrationResult) -> None:
+    output.mkdir(parents=True, exist_ok=True)
+    for dirpath, dirnames, filenames in os.walk(base):
+        rel_dir = Path(dirpath).relative_to(base)
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d)))
+        (output / rel_dir).mkdir(parents=True, exist_ok=True)
+        for name in sorted(filenames):
+            src = Path(dirpath) / name
+            if src.is_symlink():
+                result.notes.append(f"{(rel_dir / name).as_posix()}: symlink not copied")
+                continue
+            shutil.copy2(src, output / rel_dir / name)
+
+
+def write_change_list(result: MigrationResult, path: Path) -> tuple[Path, Path]:
+    """Write PATH.json and PATH.csv (file, start line, end line, rule, operation, message)."""
+    stem = path.with_suffix("") if path.suffix in (".json", ".csv") else path
+    rows = result.change_rows()
+    json_path, csv_path = stem.with_suffix(".json"), stem.with_suffix(".csv")
+    payload = {"schema": "ascend-migrate/changes/1", "style": result.style, "changes": rows,
+               "errors": [{"file": f.path, "error": f.error} for f in result.errors], "notes": result.notes}
+    json_path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(json_path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["file", "start_line", "end_line", "rule", "operation", "message", "safety"])
+    for r in rows:
+        writer.writerow([r["file"], r["start_line"], r["end_line"], r["rule"], r["operation"], r["message"], r["safety"]])
+    write_atomic(csv_path, buf.getvalue().encode("utf-8"))
+    return json_path, csv_path

@@ -1,0 +1,343 @@
+"""Rewrite one file's text: apply the fixes the scanner attached to its findings.
+
+Edits are applied on exact source ranges (the model Ruff uses), so everything outside an
+edited range is byte-for-byte unchanged. After rewriting, the result is re-parsed and
+re-scanned: a second pass must find nothing left to change, or the rewrite is rejected.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Iterable, Optional
+
+from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.scan.engine import Job, analyse
+from ascend_migrate.scan.finding import Edit, Finding, Position, split_lines
+
+STYLES = ("transfer", "agnostic")
+TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
+TODO_MARK = "TODO(npu):"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One row of the change list."""
+
+    file: str
+    start_line: int
+    end_line: int
+    rule: str
+    operation: str  # replace | insert | delete | inject | annotate | manual
+    message: str
+    safety: str = ""
+
+    def to_dict(self) -> dict:
+        return self.__dict__.copy()
+
+
+@dataclass
+class RewriteResult:
+    text: str
+    changes: list[Change] = field(default_factory=list)
+    manual: list[Change] = field(default_factory=list)
+    error: str = ""
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.changes)
+
+
+@dataclass(frozen=True)
+class Options:
+    style: str = "transfer"
+    min_torch: str = "2.6"
+    annotate: bool = False
+    safe_only: bool = False
+    inject: bool = False  # put the transfer_to_npu imports in this file (entry point / package init)
+
+
+def version_tuple(v: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in re.findall(r"\d+", v)[:3])
+
+
+# --------------------------------------------------------------------------- edits
+def _offsets(lines: list[str]) -> list[int]:
+    out = [0]
+    for line in lines:
+        out.append(out[-1] + len(line))
+    return out
+
+
+def _offset(starts: list[int], lines: list[str], pos: Position) -> int:
+    if pos.line - 1 >= len(lines):
+        return starts[-1]
+    return starts[pos.line - 1] + pos.col
+
+
+def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, list[Edit]]:
+    """Apply non-overlapping edits; return the new text and the edits that were dropped.
+
+    Overlaps are resolved deterministically: identical edits collapse to one; otherwise the
+    edit that starts first (then the wider one) wins and the others are dropped.
+    """
+    lines = split_lines(text)
+    starts = _offsets(lines)
+    spans = [(_offset(starts, lines, e.start), _offset(starts, lines, e.end), e.text, i, e)
+             for i, e in enumerate(edits)]
+    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), s[3]))
+    kept: list[tuple[int, int, str]] = []
+    dropped: list[Edit] = []
+    seen: set[tuple[int, int, str]] = set()
+    last_end = -1
+    for start, end, new, _, edit in spans:
+        if (start, end, new) in seen:
+            continue
+        if start < last_end:
+            dropped.append(edit)
+            continue
+        seen.add((start, end, new))
+        kept.append((start, end, new))
+        last_end = max(last_end, end)
+    out = text
+    for start, end, new in reversed(kept):
+        out = out[:start] + new + out[end:]
+    return out, dropped
+
+
+# --------------------------------------------------------------------------- insertion points
+def _newline(text: str) -> str:
+    if "\r\n" in text:
+        return "\r\n"
+    if "\r" in text and "\n" not in text:
+        return "\r"
+    return "\n"
+
+
+def _prologue_end(tree: ast.Module) -> int:
+    """Index of the first statement after a docstring and `from __future__` imports."""
+    i = 0
+    body = tree.body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        i = 1
+    while i < len(body) and isinstance(body[i], ast.ImportFrom) and body[i].module == "__future__":
+        i += 1
+    return i
+
+
+def _line_start(line: int) -> Position:
+    return Position(line, 0)
+
+
+def _insert_at_statement(tree: ast.Module, lines: list[str], index: int) -> Position:
+    body = tree.body
+    if index < len(body):
+        return _line_start(body[index].lineno)
+    if body:
+        return _line_start(body[-1].end_lineno + 1)  # type: ignore[operator]
+    return _line_start(len(lines) + 1)
+
+
+def _after_imports(tree: ast.Module, lines: list[str]) -> Position:
+    """Just after the module's leading block of imports."""
+    body = tree.body
+    i = _prologue_end(tree)
+    last = None
+    while i < len(body) and isinstance(body[i], (ast.Import, ast.ImportFrom)):
+        last = body[i]
+        i += 1
+    if last is None:
+        return _insert_at_statement(tree, lines, _prologue_end(tree))
+    return _line_start(last.end_lineno + 1)  # type: ignore[operator]
+
+
+def device_type_helper(torch_name: str, min_torch: str, nl: str) -> str:
+    """The module-level definition of `_device_type` for the agnostic style."""
+    t = torch_name
+    v = version_tuple(min_torch)
+    if v >= (2, 7):
+        body = f'_device_type = ({t}.accelerator.current_accelerator(check_available=True) or {t}.device("cpu")).type'
+        lines = ["# Device type chosen at run time: cuda, npu, xpu, ... or cpu.", body]
+    elif v >= (2, 6):
+        body = (f'_device_type = {t}.accelerator.current_accelerator().type '
+                f'if {t}.accelerator.is_available() else "cpu"')
+        lines = ["# Device type chosen at run time: cuda, npu, xpu, ... or cpu.", body]
+    else:
+        lines = [
+            "def _accelerator_type():",
+            '    """The first available accelerator type, or "cpu"."""',
+            '    for name in ("cuda", "npu", "xpu", "mps"):',
+            f"        module = getattr({t}, name, None)",
+            "        if module is not None and module.is_available():",
+            "            return name",
+            '    return "cpu"',
+            "",
+            "",
+            "_device_type = _accelerator_type()",
+        ]
+    return nl + nl.join(lines) + nl
+
+
+def _module_binds(tree: ast.Module, name: str) -> bool:
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
+            return True
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return True
+    return False
+
+
+def _torch_binding(tree: ast.Module) -> Optional[str]:
+    """The module-level name bound to the torch package, preferring `torch` itself."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname is None and (alias.name == "torch" or alias.name.startswith("torch.")):
+                    return "torch"
+                if alias.name == "torch" and alias.asname and found is None:
+                    found = alias.asname
+    return found
+
+
+def _has_transfer_imports(tree: ast.Module) -> tuple[bool, bool]:
+    has_npu = has_transfer = False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.name == "torch_npu" or alias.name.startswith("torch_npu."):
+                    has_npu = True
+                if alias.name == "torch_npu.contrib.transfer_to_npu":
+                    has_transfer = True
+        elif isinstance(node, ast.ImportFrom) and node.module:
+            if node.module.startswith("torch_npu"):
+                has_npu = True
+            if node.module == "torch_npu.contrib" and any(a.name == "transfer_to_npu" for a in node.names):
+                has_transfer = True
+            if node.module == "torch_npu.contrib.transfer_to_npu":
+                has_transfer = True
+    return has_npu, has_transfer
+
+
+# --------------------------------------------------------------------------- one file
+def _usable(finding: Finding, opts: Options) -> Optional[list[Edit]]:
+    fix = finding.fix_for(opts.style)
+    if fix is None or fix.safety in ("manual", "none"):
+        return None
+    if opts.safe_only and fix.safety != "safe":
+        return None
+    for req in fix.requires:
+        if req.startswith("torch>=") and version_tuple(opts.min_torch) < version_tuple(req[len("torch>="):]):
+            return None
+    return list(fix.edits)
+
+
+def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None) -> RewriteResult:
+    """Rewrite one Python module's text (already decoded, BOM removed)."""
+    findings = analyse(Job(rel, "python"), text.encode("utf-8"), kb, coverage).findings
+    if any(f.rule == "SC001" for f in findings):
+        reason = next(f.symbol for f in findings if f.rule == "SC001")
+        return RewriteResult(text, manual=[Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {reason}")])
+    try:
+        tree = ast.parse(text)
+    except SyntaxError as exc:  # pragma: no cover - analyse() reports this as SC001
+        return RewriteResult(text, error=f"does not parse: {exc}")
+    lines = split_lines(text)
+    nl = _newline(text)
+    edits: list[Edit] = []
+    changes: list[Change] = []
+    manual: list[Change] = []
+    requires: set[str] = set()
+    annotate_lines: dict[int, list[Finding]] = {}
+    for f in findings:
+        usable = _usable(f, opts)
+        fix = f.fix_for(opts.style)
+        if usable:
+            edits.extend(usable)
+            requires.update(r for r in fix.requires if not r.startswith("torch>="))  # type: ignore[union-attr]
+            op = "delete" if all(not e.text for e in usable) else "replace"
+            changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))  # type: ignore[union-attr]
+        elif fix is None and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
+                f.severity != "info" or opts.style == "agnostic"):
+            manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
+            annotate_lines.setdefault(f.line, []).append(f)
+    torch_name = _torch_binding(tree)
+    if "device_type" in requires:
+        requires.add("torch")
+    if "torch" in requires and torch_name is None:
+        pos = _insert_at_statement(tree, lines, _prologue_end(tree))
+        edits.append(Edit(pos, pos, "import torch" + nl))
+        changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))
+        torch_name = "torch"
+    if "device_type" in requires and not _module_binds(tree, "_device_type"):
+        pos = _after_imports(tree, lines)
+        helper = device_type_helper(torch_name or "torch", opts.min_torch, nl)
+        if pos.line > len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
+            helper = nl + helper
+        edits.append(Edit(pos, pos, helper.lstrip("\r\n") if pos.line == 1 else helper))
+        changes.append(Change(rel, pos.line, pos.line, "", "insert", "define _device_type from the available accelerator", "safe"))
+    if opts.style == "transfer" and opts.inject:
+        has_npu, has_transfer = _has_transfer_imports(tree)
+        if not has_transfer:
+            pos = _insert_at_statement(tree, lines, _prologue_end(tree))
+            block = ("" if has_npu else TRANSFER_IMPORTS[0] + nl) + TRANSFER_IMPORTS[1] + nl
+            edits.append(Edit(pos, pos, block))
+            changes.append(Change(rel, pos.line, pos.line, "", "inject", "import torch_npu and transfer_to_npu at the entry point", "safe"))
+    if opts.annotate:
+        for line, items in sorted(annotate_lines.items()):
+            prev = lines[line - 2] if line >= 2 else ""
+            current = lines[line - 1] if line - 1 < len(lines) else ""
+            indent = re.match(r"[ \t]*", current).group(0)  # type: ignore[union-attr]
+            notes = [f for f in items if f"{TODO_MARK} {f.rule}" not in prev]
+            if not notes or _inside_multiline_string(tree, line):
+                continue
+            text_lines = "".join(f"{indent}# {TODO_MARK} {f.rule} {f.message}{nl}" for f in notes)
+            edits.append(Edit(_line_start(line), _line_start(line), text_lines))
+            for f in notes:
+                changes.append(Change(rel, line, line, f.rule, "annotate", f"TODO comment: {f.message}", "safe"))
+    new_text, dropped = apply_edits(text, edits)
+    if dropped:
+        kept = {(c.start_line, c.rule) for c in changes}
+        changes = [c for c in changes if (c.start_line, c.rule) in kept]
+    return RewriteResult(new_text, changes=changes, manual=manual)
+
+
+def _inside_multiline_string(tree: ast.Module, line: int) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Constant, ast.JoinedStr)) and getattr(node, "lineno", line) < line <= getattr(node, "end_lineno", 0):
+            if isinstance(node, ast.JoinedStr) or isinstance(node.value, str):
+                return True
+    return False
+
+
+def rewrite_config(kb: KnowledgeBase, rel: str, text: str, kind: str, opts: Options) -> RewriteResult:
+    """Rewrite shell / YAML / JSON launch configs (nccl, CUDA_VISIBLE_DEVICES, device flags)."""
+    findings = analyse(Job(rel, "config", kind), text.encode("utf-8"), kb).findings
+    edits: list[Edit] = []
+    changes: list[Change] = []
+    manual: list[Change] = []
+    for f in findings:
+        usable = _usable(f, opts)
+        if usable:
+            edits.extend(usable)
+            changes.append(Change(rel, f.line, f.end_line, f.rule, "replace", f.fix_for(opts.style).description, "safe"))  # type: ignore[union-attr]
+        elif f.severity != "info":
+            manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
+    new_text, _ = apply_edits(text, edits)
+    return RewriteResult(new_text, changes=changes, manual=manual)
+
+
+def verify(kb: KnowledgeBase, rel: str, new_text: str, opts: Options, kind: str = "python", config_kind: str = "") -> str:
+    """Return '' when the rewritten text parses and a second pass changes nothing."""
+    if kind == "python":
+        try:
+            ast.parse(new_text)
+        except SyntaxError as exc:
+            return f"rewritten code does not parse (line {exc.lineno}: {exc.msg})"
+        again = rewrite_python(kb, rel, new_text, opts)
+    else:
+        again = rewrite_config(kb, rel, new_text, config_kind, opts)
+    if again.text != new_text:
+        return "a second pass would change the file again (not idempotent)"
+    return ""

@@ -1,0 +1,266 @@
+"""`ascend-migrate validate`: the validation runner's command line.
+
+    ascend-migrate validate PATH [options]           the checklist + numbers -> one verdict
+    ascend-migrate validate capture ENTRY [options]  golden outputs on the reference device
+    ascend-migrate validate compare GOLDEN [options] compare a target run with a golden file
+    ascend-migrate validate checklist                print the checklist
+
+Exit codes: 0 pass, 1 fail, 2 usage error.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+DEVICE_HELP = "cpu, cuda:N or npu:N"
+AUTOCAST = click.Choice(["none", "fp16", "bf16"])
+DTYPES = click.Choice(["fp32", "fp16", "bf16"])
+
+
+class _DefaultGroup(click.Group):
+    """A group whose first argument, when it is not a subcommand, is the PATH of `run`."""
+
+    default_command = "run"
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if args and args[0] not in self.commands and args[0] not in ("-h", "--help"):
+            args = [self.default_command, *args]
+        elif not args:
+            args = [self.default_command, "--help"]
+        return super().parse_args(ctx, args)
+
+
+def _device(value: str) -> str:
+    from ascend_migrate.validate.devices import parse_device
+
+    try:
+        return parse_device(value)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--device") from exc
+
+
+def _thresholds(path: Optional[str]):
+    from ascend_migrate.knowledge.loader import KnowledgeError
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    try:
+        return load_thresholds(path) if path else load_thresholds()
+    except KnowledgeError as exc:
+        raise click.UsageError(f"bad thresholds file: {exc}") from exc
+
+
+def _autocast(value: Optional[str]) -> Optional[str]:
+    return None if value in (None, "none") else value
+
+
+@click.group(name="validate", cls=_DefaultGroup, context_settings={"help_option_names": ["-h", "--help"]})
+def validate_command() -> None:
+    """Validate a port: the checklist over the ported tree, golden-output comparison, loss
+    curve and a two-process DDP smoke run, with one verdict.
+
+    \b
+      ascend-migrate validate PATH --device npu:0 --golden golden.pt
+      ascend-migrate validate capture train.py:validation_entry --device cuda:0 -o golden.pt
+      ascend-migrate validate compare golden.pt --device npu:0
+      ascend-migrate validate checklist
+
+    Exit code: 0 pass, 1 fail, 2 usage error.
+    """
+
+
+@validate_command.command(name="run")
+@click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.option("--device", default="cpu", show_default=True, help=f"Target device: {DEVICE_HELP}.")
+@click.option("--golden", type=click.Path(exists=True, dir_okay=False, path_type=Path),
+              help="Golden file from `validate capture` (enables output and loss comparison).")
+@click.option("--entry", help="Entry to run (FILE.py:FUNCTION or module:FUNCTION); default: the golden file's.")
+@click.option("--autocast", type=AUTOCAST, default="none", show_default=True, help="Run model entries under autocast.")
+@click.option("--dtype", type=DTYPES, help="Thresholds to apply (default: the lower precision of golden and target).")
+@click.option("--thresholds", "thresholds_file", type=click.Path(exists=True, dir_okay=False),
+              help="Thresholds YAML replacing the defaults.")
+@click.option("--ddp/--no-ddp", default=True, show_default=True,
+              help="Run the two-process DDP smoke test when the project uses torch.distributed.")
+@click.option("--ddp-entry", help="Train entry for the DDP smoke test (default: the golden file's train entry).")
+@click.option("--ddp-steps", type=click.IntRange(1, 1000), help="Steps of the DDP smoke test.")
+@click.option("--ddp-timeout", type=click.FloatRange(1, 7200), help="Seconds before the DDP smoke test is stopped.")
+@click.option("--confirm", "confirm", multiple=True, metavar="ITEM",
+              help="Record that a manual item (or an undecided static item) was confirmed; repeatable.")
+@click.option("--note", default="", help="Note stored with --confirm.")
+@click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
+              help="Where to write validation-report.json/.md (default: PATH/.ascend-migrate).")
+@click.option("--environment", "environment_file", type=click.Path(exists=True, dir_okay=False),
+              help="Use this `ascend-migrate check --json` output instead of running the check.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
+              show_default=True, help="What to print on stdout.")
+def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional[str], autocast: str,
+                dtype: Optional[str], thresholds_file: Optional[str], ddp: bool, ddp_entry: Optional[str],
+                ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
+                report_dir: Optional[Path], environment_file: Optional[str], fmt: str) -> None:
+    """Validate the ported tree at PATH and write the report."""
+    from ascend_migrate.validate.checklist import item_ids
+    from ascend_migrate.validate.report import to_json, to_markdown
+    from ascend_migrate.validate.runner import ValidateOptions, project_dir, record_confirmations, validate_project
+
+    device = _device(device)
+    thresholds = _thresholds(thresholds_file)
+    if confirm:
+        try:
+            written = record_confirmations(path, list(confirm), note)
+        except KeyError as exc:
+            raise click.BadParameter(f"unknown item {exc.args[0]}; known: {', '.join(item_ids())}",
+                                     param_hint="--confirm") from exc
+        click.echo(f"recorded confirmation of {', '.join(confirm)} in {written}", err=True)
+    environment = None
+    if environment_file:
+        try:
+            environment = json.loads(Path(environment_file).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise click.BadParameter(f"not JSON: {exc}", param_hint="--environment") from exc
+    for spec, hint in ((entry, "--entry"), (ddp_entry, "--ddp-entry")):
+        if spec is not None and ":" not in spec:
+            raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint=hint)
+    opts = ValidateOptions(
+        device=device, golden=golden, entry=entry, autocast=_autocast(autocast), dtype=dtype,
+        thresholds=thresholds, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
+        ddp_timeout_s=ddp_timeout, environment=environment,
+    )
+    report = validate_project(path, opts)
+    out_dir = report_dir or (project_dir(path) / ".ascend-migrate")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    json_path = out_dir / "validation-report.json"
+    md_path = out_dir / "validation-report.md"
+    json_path.write_text(to_json(report), encoding="utf-8")
+    md_path.write_text(to_markdown(report), encoding="utf-8")
+    if fmt == "json":
+        click.echo(to_json(report), nl=False)
+    elif fmt == "markdown":
+        click.echo(to_markdown(report), nl=False)
+    else:
+        _print_text(report)
+        click.echo(f"report: {json_path}\n        {md_path}")
+    sys.exit(0 if report["verdict"] == "pass" else 1)
+
+
+def _print_text(report: dict[str, Any]) -> None:
+    width = max(len(i["id"]) for i in report["items"])
+    for item in report["items"]:
+        status = item["status"].upper()
+        click.echo(f"{status:>15}  {item['id']:<{width}}  {item['severity']:<7}  {item.get('summary', '')}")
+        if item["status"] in ("fail", "manual-pending"):
+            for ev in item["evidence"][:8]:
+                where = f"{ev['path']}:{ev['line']}: " if ev.get("path") and ev.get("line") else ""
+                rule = f"[{ev['rule']}] " if ev.get("rule") else ""
+                text = ev.get("message", "")
+                if ev.get("output"):
+                    text = f"output '{ev['output']}': {text}"
+                click.echo(f"{'':>17}{where}{rule}{text}")
+            if len(item["evidence"]) > 8:
+                click.echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")
+    click.echo(f"\nverdict: {report['verdict'].upper()}")
+    for reason in report.get("reasons", []):
+        click.echo(f"  - {reason}")
+
+
+@validate_command.command(name="capture")
+@click.argument("entry")
+@click.option("--device", default="cpu", show_default=True, help=f"Reference device: {DEVICE_HELP}.")
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
+              help="Golden file to write.")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".",
+              show_default=True, help="Project root (imports and relative entry paths resolve here).")
+@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--steps", type=click.IntRange(1, 100000), default=5, show_default=True,
+              help="Training steps (train entries).")
+@click.option("--autocast", type=AUTOCAST, default="none", show_default=True)
+def capture_command(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str) -> None:
+    """Run ENTRY on the reference device and save golden outputs and losses."""
+    from ascend_migrate.validate.devices import DeviceError
+    from ascend_migrate.validate.dynamic import capture
+    from ascend_migrate.validate.entry import EntryError
+
+    device = _device(device)
+    if ":" not in entry:
+        raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint="ENTRY")
+    try:
+        golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast))
+    except (EntryError, DeviceError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    meta = golden.meta
+    click.echo(f"captured {meta['kind']} entry {entry} on {device} ({meta['device_name']}), dtype {meta['dtype']}, seed {seed}")
+    for name, info in meta["outputs"].items():
+        click.echo(f"  output {name}: shape {info['shape']} {info['dtype']}")
+    if golden.losses:
+        click.echo(f"  losses: {len(golden.losses)} step(s), first {golden.losses[0]:.6g}, last {golden.losses[-1]:.6g}")
+    click.echo(f"wrote {output}")
+
+
+@validate_command.command(name="compare")
+@click.argument("golden", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--device", default="cpu", show_default=True, help=f"Target device: {DEVICE_HELP}.")
+@click.option("--entry", help="Entry to run (default: the golden file's).")
+@click.option("--root", type=click.Path(exists=True, file_okay=False, path_type=Path), default=".", show_default=True)
+@click.option("--autocast", type=AUTOCAST, default="none", show_default=True)
+@click.option("--dtype", type=DTYPES, help="Thresholds to apply (default: the lower precision of golden and target).")
+@click.option("--thresholds", "thresholds_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the comparison as JSON.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
+def compare_command(golden: Path, device: str, entry: Optional[str], root: Path, autocast: str,
+                    dtype: Optional[str], thresholds_file: Optional[str], json_out: Optional[Path], fmt: str) -> None:
+    """Run the golden file's entry on the target device and compare (0 pass, 1 fail)."""
+    from ascend_migrate.validate.devices import DeviceError
+    from ascend_migrate.validate.dynamic import compare
+    from ascend_migrate.validate.entry import EntryError
+    from ascend_migrate.validate.golden import GoldenError
+
+    device = _device(device)
+    thresholds = _thresholds(thresholds_file)
+    try:
+        result = compare(golden, root, device, thresholds, spec=entry, autocast=_autocast(autocast), dtype=dtype)
+    except GoldenError as exc:
+        raise click.BadParameter(str(exc), param_hint="GOLDEN") from exc
+    except (EntryError, DeviceError) as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    data = {"schema": "ascend-migrate/comparison-report/1", "verdict": result.status,
+            "thresholds": {"dtype": result.dtype, "outputs": thresholds.gate(result.dtype).to_dict(),
+                           "hard": thresholds.hard.to_dict(), "loss": thresholds.loss_tol(result.dtype).to_dict(),
+                           "source": thresholds.source},
+            **result.to_dict()}
+    text = json.dumps(data, indent=2, default=str) + "\n"
+    if json_out:
+        json_out.write_text(text, encoding="utf-8")
+    if fmt == "json":
+        click.echo(text, nl=False)
+    else:
+        gate = thresholds.gate(result.dtype)
+        click.echo(f"thresholds ({result.dtype}): " + ", ".join(f"{k}={v}" for k, v in gate.to_dict().items())
+                   + f"; hard: {thresholds.hard.to_dict()}; loss: {thresholds.loss_tol(result.dtype).to_dict()}")
+        for r in result.outputs:
+            m = r.metrics
+            metrics = (f"cosine={m.cosine:.6g} max_abs={m.max_abs:.3g} rel_err={m.rel_err:.3g} "
+                       f"max_rel={m.max_rel:.3g} mean_rel={m.mean_rel:.3g} rmse={m.rmse:.3g} nan_inf={m.target_nan_inf}"
+                       if m else "")
+            click.echo(f"{r.status.upper():>10}  {r.name}  {metrics}")
+            for msg in r.failures:
+                click.echo(f"{'':>12}{msg}")
+        if result.loss is not None:
+            click.echo(f"{result.loss.status.upper():>10}  loss  {result.loss.message}")
+        click.echo(f"verdict: {result.status.upper()}")
+    sys.exit(0 if result.passed else 1)
+
+
+@validate_command.command(name="checklist")
+@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+def checklist_command(fmt: str) -> None:
+    """Print the validation checklist."""
+    from ascend_migrate.validate.checklist import default_checklist, render_checklist_reference
+
+    if fmt == "json":
+        click.echo(json.dumps([i.to_dict() for i in default_checklist()], indent=2))
+    else:
+        click.echo(render_checklist_reference(), nl=False)
