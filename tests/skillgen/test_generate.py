@@ -423,3 +423,26 @@ def test_default_report_location_is_used(inputs):
     result = run(argv)
     assert result.exit_code == 0, result.output
     assert "using the validation report at" in result.output
+
+
+def test_change_list_from_migrate_with_manual_rows(inputs):
+    """`migrate --write` leaves ascend-migrate-changes.json in the tree; manual rows are
+    adaptation points, not edits."""
+    data = {"schema": "ascend-migrate/changes/1", "style": "transfer", "errors": [], "notes": [],
+            "changes": [
+                {"file": "train.py", "start_line": 1, "end_line": 1, "rule": "EX001", "operation": "inject",
+                 "message": "import transfer_to_npu", "safety": "safe"},
+                {"file": "requirements.txt", "start_line": 1, "end_line": 1, "rule": "PK001",
+                 "operation": "manual", "message": "dependency `torch_scatter`: build from source", "safety": ""}]}
+    (inputs.project / "ascend-migrate-changes.json").write_text(json.dumps(data))
+    argv = inputs.args()
+    index = argv.index("--changes")
+    del argv[index:index + 2]
+    result = run(argv)
+    assert result.exit_code == 0, result.output
+    assert "using the change list at" in result.output
+    text = written(inputs).read_text()
+    code = text.split("## Code changes")[1].split("## Model-specific")[0]
+    adaptation = text.split("## Model-specific adaptation points")[1].split("## Scan summary")[0]
+    assert "1 edit(s) in 1 file(s)" in code and "PK001" not in code
+    assert "`requirements.txt:1` **PK001**: dependency `torch_scatter`: build from source" in adaptation

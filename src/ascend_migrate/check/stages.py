@@ -458,7 +458,7 @@ def stage_devices(f: Facts) -> Stage:
         st = fail("devices", T_DEV, _last_line(step["error"]), cause, fix)
         st.diagnosis = sig
         return st
-    count, idx = step.get("count", 0), step.get("index", 0)
+    count, idx = step.get("count", 0), f.device_index
     found = f"{count} {f.device_kind} device(s), available={step.get('available')}{vis_note}"
     if not step.get("available") or count == 0:
         return fail("devices", T_DEV, found, "no device is usable from this process (driver not loaded, /dev/davinci* not mapped, or hidden by the visible-devices variable).",

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase
-from ascend_migrate.scan.engine import Job, analyse
-from ascend_migrate.scan.finding import Edit, Finding, Position, split_lines
+from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
+from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
@@ -221,21 +221,33 @@ def _has_transfer_imports(tree: ast.Module) -> tuple[bool, bool]:
 
 
 # --------------------------------------------------------------------------- one file
-def _usable(finding: Finding, opts: Options) -> Optional[list[Edit]]:
-    fix = finding.fix_for(opts.style)
-    if fix is None or fix.safety in ("manual", "none"):
-        return None
-    if opts.safe_only and fix.safety != "safe":
-        return None
-    for req in fix.requires:
-        if req.startswith("torch>=") and version_tuple(opts.min_torch) < version_tuple(req[len("torch>="):]):
-            return None
-    return list(fix.edits)
+def _usable(finding: Finding, opts: Options) -> Optional[Fix]:
+    """The first fix for the style that is allowed under the options (safety, torch floor)."""
+    for fix in finding.fixes:
+        if fix.style != opts.style or fix.safety in ("manual", "none"):
+            continue
+        if opts.safe_only and fix.safety != "safe":
+            continue
+        if any(req.startswith("torch>=") and version_tuple(opts.min_torch) < version_tuple(req[len("torch>="):])
+               for req in fix.requires):
+            continue
+        return fix
+    return None
+
+
+def _harmless(finding: Finding, style: str) -> bool:
+    return any(f.style == style and f.safety == "none" for f in finding.fixes)
+
+
+def _covered(finding: Finding, edits: list[Edit]) -> bool:
+    """Is the finding's start inside a range another fix rewrites?"""
+    start = Position(finding.line, finding.col)
+    return any(e.start <= start < e.end for e in edits)
 
 
 def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None) -> RewriteResult:
     """Rewrite one Python module's text (already decoded, BOM removed)."""
-    findings = analyse(Job(rel, "python"), text.encode("utf-8"), kb, coverage).findings
+    findings = analyse_python_text(Job(rel, "python"), text, kb, coverage).findings
     if any(f.rule == "SC001" for f in findings):
         reason = next(f.symbol for f in findings if f.rule == "SC001")
         return RewriteResult(text, manual=[Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {reason}")])
@@ -250,18 +262,22 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     manual: list[Change] = []
     requires: set[str] = set()
     annotate_lines: dict[int, list[Finding]] = {}
+    pending: list[Finding] = []
     for f in findings:
-        usable = _usable(f, opts)
-        fix = f.fix_for(opts.style)
-        if usable:
-            edits.extend(usable)
-            requires.update(r for r in fix.requires if not r.startswith("torch>="))  # type: ignore[union-attr]
-            op = "delete" if all(not e.text for e in usable) else "replace"
-            changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))  # type: ignore[union-attr]
-        elif fix is None and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
+        fix = _usable(f, opts)
+        if fix is not None:
+            edits.extend(fix.edits)
+            requires.update(r for r in fix.requires if not r.startswith("torch>="))
+            op = "delete" if all(not e.text for e in fix.edits) else "replace"
+            changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))
+        elif not _harmless(f, opts.style) and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
                 f.severity != "info" or opts.style == "agnostic"):
-            manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
-            annotate_lines.setdefault(f.line, []).append(f)
+            pending.append(f)
+    for f in pending:
+        if _covered(f, edits):
+            continue
+        manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
+        annotate_lines.setdefault(f.line, []).append(f)
     torch_name = _torch_binding(tree)
     if "device_type" in requires:
         requires.add("torch")
@@ -273,6 +289,8 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     if "device_type" in requires and not _module_binds(tree, "_device_type"):
         pos = _after_imports(tree, lines)
         helper = device_type_helper(torch_name or "torch", opts.min_torch, nl)
+        if pos.line <= len(lines) and lines[pos.line - 1].strip():
+            helper += nl
         if pos.line > len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
             helper = nl + helper
         edits.append(Edit(pos, pos, helper.lstrip("\r\n") if pos.line == 1 else helper))
@@ -318,10 +336,10 @@ def rewrite_config(kb: KnowledgeBase, rel: str, text: str, kind: str, opts: Opti
     changes: list[Change] = []
     manual: list[Change] = []
     for f in findings:
-        usable = _usable(f, opts)
-        if usable:
-            edits.extend(usable)
-            changes.append(Change(rel, f.line, f.end_line, f.rule, "replace", f.fix_for(opts.style).description, "safe"))  # type: ignore[union-attr]
+        fix = _usable(f, opts)
+        if fix is not None:
+            edits.extend(fix.edits)
+            changes.append(Change(rel, f.line, f.end_line, f.rule, "replace", fix.description, "safe"))
         elif f.severity != "info":
             manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
     new_text, _ = apply_edits(text, edits)

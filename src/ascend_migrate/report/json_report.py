@@ -41,7 +41,7 @@ FINGERPRINT_KEY = "ascendMigrate/v1"
 
 def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str, Any]:
     """The canonical report for one scan, as plain JSON-ready data."""
-    kb = _kb(kb)
+    kb = resolve_kb(kb)
     ordered = sorted(result.findings, key=Finding.sort_key)
     prints = fingerprints(ordered)
     findings = [_finding(f, kb, fp) for f, fp in zip(ordered, prints)]
@@ -56,7 +56,7 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
         "counts": _counts(findings),
         "effort": effort_estimate(findings),
         "files": _files(findings),
-        "rules": {rid: _rule(kb, rid) for rid in sorted({f["rule"] for f in findings})},
+        "rules": {rid: rule_record(kb, rid) for rid in sorted({f["rule"] for f in findings})},
         "findings": findings,
         "entry_points": [asdict(e) for e in result.entry_points],
         "notes": [asdict(n) for n in result.notes],
@@ -84,27 +84,26 @@ def as_report(data: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] =
 
 # --------------------------------------------------------------------------- fingerprints
 def fingerprint_text(finding: Finding) -> str:
-    """What identifies a finding's code independent of its position.
-
-    The source snippet with whitespace collapsed; for findings without a snippet the symbol
-    with digits masked (such symbols can embed line numbers, e.g. parse errors).
-    """
+    """What identifies a finding's code independent of where it sits: the source snippet
+    with whitespace collapsed, plus the symbol with digit runs masked (symbols of some
+    findings, e.g. parse errors, embed line numbers)."""
     snippet = " ".join(finding.snippet.split())
-    return snippet or re.sub(r"\d+", "#", " ".join(finding.symbol.split()))
+    symbol = re.sub(r"\d+", "#", " ".join(finding.symbol.split()))
+    return f"{snippet}\0{symbol}"
 
 
 def fingerprints(findings: Sequence[Finding]) -> list[str]:
     """A stable id per finding: hash of rule, path, `fingerprint_text` and the occurrence
     index of that triple in position order (so identical lines in one file stay distinct).
 
-    Inserting or deleting lines elsewhere in the file changes no fingerprint.
+    Inserting or deleting lines elsewhere in the file, or re-indenting, changes no fingerprint.
     """
     order = sorted(range(len(findings)), key=lambda i: findings[i].sort_key())
     seen: Counter = Counter()
     out = [""] * len(findings)
     for i in order:
         f = findings[i]
-        triple = (f.rule, f.path, fingerprint_text(f), f.symbol)
+        triple = (f.rule, f.path, fingerprint_text(f))
         index = seen[triple]
         seen[triple] += 1
         material = "\0".join((*triple, str(index)))
@@ -135,7 +134,7 @@ def effort_estimate(findings: Iterable[dict[str, Any]]) -> dict[str, Any]:
 
 
 # --------------------------------------------------------------------------- helpers
-def _kb(kb: Optional[KnowledgeBase]) -> KnowledgeBase:
+def resolve_kb(kb: Optional[KnowledgeBase]) -> KnowledgeBase:
     if kb is not None:
         return kb
     from ascend_migrate.knowledge.base import load_knowledge
@@ -150,7 +149,7 @@ def rule_meta(kb: KnowledgeBase, rule_id: str) -> Optional[Any]:
         return None
 
 
-def _rule(kb: KnowledgeBase, rule_id: str) -> dict[str, Any]:
+def rule_record(kb: KnowledgeBase, rule_id: str) -> dict[str, Any]:
     rule = rule_meta(kb, rule_id)
     if rule is None:
         return {"id": rule_id, "name": "", "category": UNKNOWN, "severity": "", "confidence": "",

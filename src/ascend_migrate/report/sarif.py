@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase
-from ascend_migrate.report.json_report import FINGERPRINT_KEY, TOOL_NAME, as_report
+from ascend_migrate.report.json_report import FINGERPRINT_KEY, TOOL_NAME, as_report, resolve_kb, rule_record
 from ascend_migrate.scan.api import ScanResult
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -47,11 +47,9 @@ def to_sarif(
     base = DOCS_BASE_URL if docs_base is None else docs_base
     rules_meta = dict(report["rules"])
     if all_rules:
-        from ascend_migrate.report.json_report import _kb, _rule
-
-        knowledge = _kb(kb)
+        knowledge = resolve_kb(kb)
         for rid in knowledge.rules:
-            rules_meta.setdefault(rid, _rule(knowledge, rid))
+            rules_meta.setdefault(rid, rule_record(knowledge, rid))
     rule_ids = sorted(rules_meta)
     index = {rid: i for i, rid in enumerate(rule_ids)}
 

@@ -201,6 +201,16 @@ def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> F
             return result
         if not PREFILTER.search(data):
             return result
+        return analyse_python_text(job, text, kb, coverage, result)
+    return _analyse_other(job, data, kb, coverage, result)
+
+
+def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = None,
+                        result: Optional[FileResult] = None) -> FileResult:
+    """Analyse already-decoded Python source (the migrator re-analyses its own output this way)."""
+    if result is None:
+        result = FileResult(lines=text.count("\n"))
+    if True:
         try:
             tree = ast.parse(text, filename=job.rel)
         except (SyntaxError, ValueError) as exc:
@@ -229,6 +239,9 @@ def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> F
             result.console_scripts = _console_scripts(text)
         _apply_suppressions(result, text)
         return result
+
+
+def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, result: FileResult) -> FileResult:
     text = data.decode("utf-8", errors="replace")
     if job.kind == "notebook":
         try:

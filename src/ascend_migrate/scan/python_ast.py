@@ -682,7 +682,8 @@ class PythonAnalyzer(ast.NodeVisitor):
         elif rule.id == "CU001" and entry.agnostic:
             fixes.append(self._fix("agnostic", rule, [self._replace(node, self._torch_prefixed(entry.agnostic))],
                                    f"use {entry.agnostic} (torch >= {entry.since})", requires=("torch", f"torch>={entry.since}")))
-        elif rule.id == "CU001":
+        if rule.id == "CU001" and entry.agnostic != "keep" and "." not in entry.name:
+            # Fallback for older torch floors: the device module has the same function.
             module = f"{self._torch_prefixed('torch.get_device_module')}({DEVICE_TYPE})"
             fixes.append(self._fix("agnostic", rule, [self._replace(node, f"{module}.{entry.name}")],
                                    "use the device module of the run-time device (torch >= 2.4)",
@@ -741,10 +742,9 @@ class PythonAnalyzer(ast.NodeVisitor):
     # ----------------------------------------------------------------- strings and comparisons
     def visit_Compare(self, node: ast.Compare) -> None:
         if len(node.ops) == 1 and self._check_device_compare(node):
-            self.visit(node.left)
-            for comp in node.comparators:
-                if not _is_str(comp):
-                    self.visit(comp)
+            for part in (node.left, *node.comparators):
+                if not _is_str(part):
+                    self.visit(part)
             return
         self.generic_visit(node)
 

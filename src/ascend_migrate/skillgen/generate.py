@@ -7,6 +7,7 @@ from typing import Callable, Optional
 
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.skillgen.inputs import (
+    DEFAULT_CHANGES,
     DEFAULT_REPORT,
     ScanSummary,
     load_changes,
@@ -91,6 +92,11 @@ def render_model_skill(
             report = default
             warn(f"using the validation report at {default}")
     validation = load_report(report)  # refuse early: nothing else matters without a pass
+    if changes is None:
+        default = (project if project.is_dir() else project.parent) / DEFAULT_CHANGES
+        if default.is_file():
+            changes = default
+            warn(f"using the change list at {default}")
     change_list = load_changes(changes) if changes is not None else None
     scan_summary = load_scan(scan) if scan is not None else _scan_project(project, warn)
     chosen_style = style or (change_list.style if change_list else "") or "transfer"

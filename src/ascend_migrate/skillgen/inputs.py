@@ -23,6 +23,7 @@ REPORT_SCHEMA = "ascend-migrate/validation-report/1"
 MAX_INPUT_BYTES = 64 * 1024 * 1024
 FAILED_ITEM_STATUSES = {"fail", "failed", "error", "manual-pending"}
 DEFAULT_REPORT = Path(".ascend-migrate") / "validation-report.json"  # where `validate` writes it
+DEFAULT_CHANGES = Path("ascend-migrate-changes.json")  # where `migrate --write` writes it
 
 
 def load_json(path: Path, what: str) -> Any:

@@ -191,6 +191,9 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
             cuda_packages.add(finding.symbol)
     cuda_packages -= {name for name, _ in pyg_list}
 
+    recorded_manual = {
+        (c.file, c.start_line, c.rule) for c in (changes.changes if changes else []) if c.operation == "manual"
+    }
     by_rule: dict[str, list] = defaultdict(list)
     for finding in scan.findings:
         by_rule[finding.rule].append(finding)
@@ -209,7 +212,12 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
                 "message": group[0].message,
             }
         )
-        manual = [f for f in group if inputs.style not in f.styles_with_fix]
+        manual = [
+            f for f in group
+            if inputs.style not in f.styles_with_fix
+            and f.severity in ("error", "warning")
+            and (f.path, f.line, f.rule) not in recorded_manual
+        ]
         if manual:
             limit = INLINE_LIMITS["findings_per_rule"]
             manual_groups.append(
@@ -225,7 +233,9 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
         rule_rows = rule_rows[:40]
         manual_groups = manual_groups[:25]
 
-    change_list = changes.changes if changes else []
+    all_changes = changes.changes if changes else []
+    change_list = [c for c in all_changes if c.operation != "manual"]
+    manual_changes = [c for c in all_changes if c.operation == "manual"]
     per_file: dict[str, list] = defaultdict(list)
     for change in change_list:
         per_file[change.file].append(change)
@@ -269,6 +279,8 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
         "scan": scan,
         "rule_rows": rule_rows,
         "manual_groups": manual_groups,
+        "manual_changes": manual_changes[: (25 if compact else 80)],
+        "manual_more": max(0, len(manual_changes) - (25 if compact else 80)),
         "notes": inputs.notes.strip(),
         "changes_given": changes is not None,
         "change_count": len(change_list),

@@ -157,6 +157,8 @@ def _print_text(report: dict[str, Any]) -> None:
                 text = ev.get("message", "")
                 if ev.get("output"):
                     text = f"output '{ev['output']}': {text}"
+                if ev.get("note"):
+                    text += f" ({ev['note']})"
                 click.echo(f"{'':>17}{where}{rule}{text}")
             if len(item["evidence"]) > 8:
                 click.echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")

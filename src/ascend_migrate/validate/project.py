@@ -15,6 +15,7 @@ SKIP_DIRS = {
 }
 CONFIG_SUFFIXES = {".sh", ".bash", ".zsh", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"}
 MAX_BYTES = 2_000_000
+OWN_FILES_PREFIX = "ascend-migrate-"
 _MATCH = getattr(ast, "Match", None)  # Python 3.10+
 
 
@@ -92,6 +93,8 @@ def load_project(root: Path | str) -> Project:
             suffix = Path(name).suffix.lower()
             if suffix not in (".py", *CONFIG_SUFFIXES):
                 continue
+            if name.startswith(OWN_FILES_PREFIX) and suffix != ".py":
+                continue  # change lists and reports written by this toolkit
             if size > MAX_BYTES:
                 project.skipped.append((rel, f"larger than {MAX_BYTES} bytes"))
                 continue

@@ -85,9 +85,12 @@ class ValidateOptions:
 def _scan(path: Path) -> tuple[Optional[ScanResult], Optional[str]]:
     try:
         from ascend_migrate.scan.api import scan
-        return scan(path), None
+        result = scan(path)
     except Exception as exc:  # scanner missing or broken: static rule items cannot be decided
         return None, f"{type(exc).__name__}: {exc}"
+    # our own reports live in .ascend-migrate/; they quote findings and must not be scanned
+    result.findings = [f for f in result.findings if not f.path.startswith(".ascend-migrate/")]
+    return result, None
 
 
 def _uses_distributed(project: Project) -> list[dict[str, Any]]:

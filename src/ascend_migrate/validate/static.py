@@ -110,7 +110,10 @@ def run_static(item: ChecklistItem, ctx: StaticContext) -> CheckResult:
 
 # --- items decided from scanner findings ----------------------------------------------------
 
-_SAFE_PROBES = ("is_available", "device_count", "is_bf16_supported", "is_initialized")
+# torch.cuda calls that are harmless on a host without CUDA: probes, and lazy seeding/cache calls
+# that do nothing until CUDA is initialised.
+_SAFE_PROBES = ("is_available", "device_count", "is_initialized", "manual_seed", "manual_seed_all",
+                "seed", "seed_all", "empty_cache")
 
 
 @check("entry_points")
@@ -221,18 +224,32 @@ def check_dataparallel(ctx: StaticContext) -> CheckResult:
 @check("nccl")
 def check_nccl(ctx: StaticContext) -> CheckResult:
     bad, good = [], []
+    npu_path = _has_npu_backend_path(ctx.project)
     for f in ctx.findings("DS001"):
         if not f.path.endswith(".py"):
             continue  # configuration files: launch-configs
         node = ctx.node_for(f)
         guard = guard_of(node, transfer=ctx.transfer) if node is not None else None
-        if guard:
-            good.append(finding_evidence(f, f"only on CUDA: {guard}"))
+        if guard and npu_path:
+            good.append(finding_evidence(f, f"only on CUDA ({guard}); {npu_path}"))
+        elif guard and not ctx.transfer:
+            bad.append(finding_evidence(f, f"only on CUDA ({guard}), but no hccl path exists for NPU"))
         elif ctx.transfer:
             good.append(finding_evidence(f, "rewritten to hccl by transfer_to_npu"))
         else:
             bad.append(finding_evidence(f, "nccl is not available on NPU"))
-    return _result(bad, good, "no nccl backend reachable on NPU", "{n} nccl backend use(s) reachable on NPU")
+    return _result(bad, good, "no nccl backend reachable on NPU", "{n} nccl backend use(s) without an hccl path on NPU")
+
+
+def _has_npu_backend_path(project: Project) -> str:
+    for rel, tree in project.modules():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and "hccl" in node.value.lower():
+                return f"hccl named at {rel}:{node.lineno}"
+            if isinstance(node, (ast.Attribute, ast.Name)) and dotted(node).endswith(
+                    ("get_default_backend_for_device", "Backend.HCCL")):
+                return f"backend chosen per device at {rel}:{node.lineno}"
+    return ""
 
 
 _BUILD_GUARD = {"ImportError", "ModuleNotFoundError", "OSError", "RuntimeError", "Exception"}

@@ -1,0 +1,147 @@
+"""Markdown scan report: summary tables, then every finding grouped by file.
+
+Rendered from the canonical JSON report with plain string building (GitHub-flavoured
+Markdown tables; pipes and newlines in cell text are escaped).
+"""
+from __future__ import annotations
+
+from typing import Any, Iterable, Optional, Sequence
+
+from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.report.json_report import as_report
+from ascend_migrate.scan.api import ScanResult
+
+TRANSFER_MEANING = {
+    "auto": "handled by transfer_to_npu at run time",
+    "partial": "mapped by transfer_to_npu, but behaves differently on NPU: check each",
+    "none": "not handled by transfer_to_npu: needs a code change",
+    "unknown": "rule not in this knowledge base",
+}
+
+
+def to_markdown(
+    result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = None, *, top: int = 10
+) -> str:
+    """The whole report as one Markdown document."""
+    report = as_report(result, kb)
+    counts = report["counts"]
+    out: list[str] = ["# ascend-migrate scan report", ""]
+    npu = report["torch_npu_version"] or "none"
+    out.append(
+        f"Root `{_code(report['root'])}` · {report['files_scanned']:,} files, {report['lines_scanned']:,} lines "
+        f"scanned in {report['duration_s']:.2f} s · transfer_to_npu coverage of torch_npu {npu} · "
+        f"{report['tool']['name']} {report['tool']['version']}"
+    )
+    out.append("")
+
+    out += ["## Summary", ""]
+    sev = counts["by_severity"]
+    out += _table(
+        ["Findings", "Errors", "Warnings", "Info", "Files with findings", "Estimated effort"],
+        [[counts["findings"], sev["error"], sev["warning"], sev["info"], counts["files_with_findings"],
+          f"{report['effort']['hours']:g} h"]],
+    )
+
+    out += ["## transfer_to_npu coverage", ""]
+    total = counts["findings"] or 1
+    out += _table(
+        ["Coverage", "Findings", "Share", "Meaning"],
+        [[f"`{k}`", n, f"{100 * n / total:.0f}%", TRANSFER_MEANING.get(k, "")]
+         for k, n in counts["by_transfer"].items() if n or k != "unknown"],
+    )
+
+    out += ["## By category", ""]
+    rows = []
+    for cat, n in sorted(counts["by_category"].items(), key=lambda kv: (-kv[1], kv[0])):
+        s = counts["by_category_severity"][cat]
+        rows.append([_esc(cat), n, s["error"], s["warning"], s["info"]])
+    out += _table(["Category", "Findings", "Errors", "Warnings", "Info"], rows) if rows else ["No findings.", ""]
+
+    out += ["## By rule", ""]
+    rows = []
+    for rid, n in sorted(counts["by_rule"].items(), key=lambda kv: (-kv[1], kv[0])):
+        rule = report["rules"][rid]
+        rows.append([_link(rid, rule["doc_url"]), _esc(rule["name"]), _esc(rule["category"]), rule["severity"],
+                     f"`{rule['transfer']}`", rule["effort"], n])
+    out += (_table(["Rule", "Name", "Category", "Severity", "transfer_to_npu", "Effort", "Findings"], rows)
+            if rows else ["No findings.", ""])
+
+    out += ["## Effort estimate", ""]
+    effort = report["effort"]
+    rows = []
+    for level, units in effort["units"].items():
+        per = effort["minutes_per_unit"].get(level, 0)
+        rows.append([level, counts["by_effort"].get(level, 0), units, per, units * per])
+    rows.append(["**total**", counts["findings"], sum(effort["units"].values()), "",
+                 f"**{effort['minutes']}** ({effort['hours']:g} h)"])
+    out += _table(["Effort", "Findings", "Counted", "Minutes each", "Minutes"], rows)
+    per_file = ", ".join(effort["per_file_rules"])
+    out += [f"Counted: findings of {per_file} count once per file; every other finding counts once. "
+            "A rough planning figure, not a quote.", ""]
+
+    files = report["files"][:top]
+    if files:
+        out += [f"## Top files ({len(files)} of {len(report['files'])})", ""]
+        out += _table(["File", "Findings", "Errors", "Warnings", "Info"],
+                      [[f"`{_code(f['path'])}`", f["findings"], f["by_severity"]["error"],
+                        f["by_severity"]["warning"], f["by_severity"]["info"]] for f in files])
+
+    out += ["## Entry points", ""]
+    if report["entry_points"]:
+        out += _table(
+            ["File", "Line", "Kind", "transfer_to_npu imported", "torch_npu imported"],
+            [[f"`{_code(e['path'])}`", e["line"], e["kind"], _yes(e["has_transfer_import"]),
+              _yes(e["imports_torch_npu"])] for e in report["entry_points"]],
+        )
+    else:
+        out += ["None found (no `if __name__ == \"__main__\":` guard, console script or launch script).", ""]
+
+    if report["notes"]:
+        out += ["## Files not fully scanned", ""]
+        out += _table(["File", "Reason"], [[f"`{_code(n['path'])}`", _esc(n["reason"])] for n in report["notes"]])
+
+    out += ["## Findings", ""]
+    if not report["findings"]:
+        out += ["No findings.", ""]
+    for path, group in _by_file(report["findings"]):
+        out += [f"### `{_code(path)}` ({len(group)})", ""]
+        out += _table(["Line", "Rule", "Severity", "Message"],
+                      [[f"{f['line']}:{f['col'] + 1}", _link(f["rule"], f["doc_url"]), f["severity"],
+                        _esc(f["message"])] for f in group])
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _by_file(findings: Sequence[dict[str, Any]]) -> Iterable[tuple[str, list[dict[str, Any]]]]:
+    groups: dict[str, list[dict[str, Any]]] = {}
+    for f in findings:
+        groups.setdefault(f["path"], []).append(f)
+    for path in sorted(groups):
+        yield path, groups[path]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[Any]]) -> list[str]:
+    numeric = [all(isinstance(r[i], int) for r in rows) and rows for i in range(len(header))]
+    lines = ["| " + " | ".join(header) + " |",
+             "|" + "|".join("---:" if numeric[i] else "---" for i in range(len(header))) + "|"]
+    for row in rows:
+        lines.append("| " + " | ".join(str(c) for c in row) + " |")
+    lines.append("")
+    return lines
+
+
+def _esc(text: str) -> str:
+    """Make text safe inside a table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
+
+
+def _code(text: str) -> str:
+    """Text for use inside a `code span` in a table cell."""
+    return " ".join(str(text).split()).replace("`", "'").replace("|", "\\|")
+
+
+def _link(label: str, url: str) -> str:
+    return f"[{label}]({url})" if url else label
+
+
+def _yes(flag: bool) -> str:
+    return "yes" if flag else "no"

@@ -1,0 +1,54 @@
+"""A separate virtualenv with the real torch-npu wheel, created once and cached.
+
+Key: torch / torch-npu versions and the Python minor. Lives in <repo>/.test-cache/ (ignored
+by git). torch is pinned exactly: an unpinned torch would pull multi-GB CUDA wheels.
+Under CI (CI=true) a failed install fails the test; elsewhere it skips with the reason.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+TORCH = "2.13.0"
+TORCH_NPU = "2.13.0"
+
+
+def _unavailable(reason: str):
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"real torch-npu venv: {reason}")
+    pytest.skip(f"real torch-npu venv unavailable: {reason}")
+
+
+@pytest.fixture(scope="session")
+def torch_npu_venv() -> Path:
+    key = f"torch-npu-{TORCH_NPU}-torch-{TORCH}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    cache = REPO / ".test-cache"
+    venv = cache / key
+    python = venv / "bin" / "python"
+    if (venv / ".complete").is_file() and python.exists():
+        return python
+    cache.mkdir(exist_ok=True)
+    staging = venv  # built in place: venv scripts hard-code their own path
+    shutil.rmtree(staging, ignore_errors=True)
+    try:
+        subprocess.run([sys.executable, "-m", "venv", str(staging)], check=True, capture_output=True, timeout=300)
+        res = subprocess.run(
+            [str(staging / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+             f"torch=={TORCH}", f"torch-npu=={TORCH_NPU}"],
+            capture_output=True, text=True, timeout=1500,
+        )
+    except (subprocess.SubprocessError, OSError) as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        _unavailable(f"venv creation failed: {exc}")
+    if res.returncode != 0:
+        shutil.rmtree(staging, ignore_errors=True)
+        tail = (res.stderr or res.stdout).strip().splitlines()[-3:]
+        _unavailable("pip install failed: " + " | ".join(tail))
+    (venv / ".complete").write_text(f"torch=={TORCH}\ntorch-npu=={TORCH_NPU}\n")
+    return python

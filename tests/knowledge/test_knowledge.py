@@ -1,0 +1,74 @@
+"""The knowledge base: complete for torch 2.13, schema-checked, and in sync with its docs."""
+import importlib
+import pkgutil
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ascend_migrate.knowledge.base import load_knowledge, load_knowledge_from
+from ascend_migrate.knowledge.docs import render_all
+from ascend_migrate.knowledge.loader import DATA_DIR, KnowledgeError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _public_cuda_names() -> set[str]:
+    torch = pytest.importorskip("torch")
+    import torch.cuda
+
+    names = {f"torch.cuda.{n}" for n in torch.cuda.__all__}
+    for mod in pkgutil.iter_modules(torch.cuda.__path__):
+        if mod.name.startswith("_"):
+            continue
+        module = importlib.import_module(f"torch.cuda.{mod.name}")
+        public = getattr(module, "__all__", None)
+        if public is None:
+            public = [n for n, v in vars(module).items()
+                      if not n.startswith("_") and isinstance(v, type) and v.__module__ == module.__name__]
+        names.update(f"torch.cuda.{mod.name}.{n}" for n in public)
+    return names
+
+
+def test_every_public_torch_cuda_name_is_classified():
+    kb = load_knowledge()
+    missing = sorted(_public_cuda_names() - set(kb.cuda_names))
+    assert not missing, f"not classified in torch_cuda.yaml: {missing}"
+
+
+def test_partial_mappings_are_explicit():
+    kb = load_knowledge()
+    for name, rule in [("get_device_capability", "CU101"), ("DoubleTensor", "CU105"), ("graphs.CUDAGraph", "CU106"),
+                       ("nvtx.range_push", "CU107"), ("cudart", "CU108"), ("amp.GradScaler", "AM002")]:
+        assert kb.cuda_names[f"torch.cuda.{name}"].rule == rule
+    assert kb.cuda_names["torch.cuda.get_device_name"].transfer == "partial"
+
+
+def test_every_rule_has_docs_and_examples():
+    kb = load_knowledge()
+    for rule in kb.rules.values():
+        for field in ("message", "why", "how", "before", "after", "npu"):
+            assert getattr(rule, field).strip(), f"{rule.id}.{field}"
+
+
+@pytest.mark.parametrize("mutation,key", [
+    (lambda t: t.replace("severity: info", "severity: loud", 1), "severity"),
+    (lambda t: t.replace("    effort: none\n", "", 1), "effort"),
+    (lambda t: t.replace("  - id: CU001", "  - id: cu1", 1), "id"),
+    (lambda t: t + "  - [unclosed\n", "line"),
+])
+def test_malformed_rule_file_gives_one_clear_error(tmp_path, mutation, key):
+    data = tmp_path / "knowledge"
+    shutil.copytree(DATA_DIR, data, ignore=shutil.ignore_patterns("*.py", "__pycache__", "coverage"))
+    path = data / "rules" / "cuda_api.yaml"
+    path.write_text(mutation(path.read_text()))
+    with pytest.raises(KnowledgeError) as info:
+        load_knowledge_from(data)
+    message = str(info.value)
+    assert message.startswith(str(path)) and key in message
+
+
+def test_generated_references_are_in_sync():
+    stale = [target for target, text in render_all().items()
+             if not (ROOT / target).exists() or (ROOT / target).read_text(encoding="utf-8") != text]
+    assert not stale, f"run `ascend-migrate docs --write`: {stale}"

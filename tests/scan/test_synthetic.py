@@ -1,0 +1,92 @@
+"""Synthetic tests generated from the knowledge base.
+
+Every torch.cuda name and every qualified-name rule fires under every import style, and a
+negative twin of each (shadowed name; the same text in a comment, docstring or log message)
+does not.
+"""
+import pytest
+
+from ascend_migrate.knowledge.base import load_knowledge
+from ascend_migrate.scan.engine import Job, analyse
+
+KB = load_knowledge()
+
+
+def _import_styles(qual: str):
+    """(header, expression) pairs that all reach `qual` through a different import form."""
+    parts = qual.split(".")
+    yield "import torch", qual
+    yield "import torch as th", "th." + ".".join(parts[1:])
+    if len(parts) >= 3:
+        parent, leaf = ".".join(parts[:-1]), parts[-1]
+        yield f"import {parent} as m", f"m.{leaf}"
+        yield f"from {parent} import {leaf}", leaf
+        yield f"from {parent} import {leaf} as renamed", "renamed"
+        grand, mid = ".".join(parts[:-2]), parts[-2]
+        yield f"from {grand} import {mid}", f"{mid}.{leaf}"
+
+
+def _targets():
+    for qual, entry in KB.cuda_names.items():
+        yield qual, None
+    for rule in KB.rules_of_kind("qualname"):
+        for name in rule.match["names"]:
+            yield name, rule.id
+
+
+def _expected_rule(qual: str, explicit):
+    if explicit:
+        return explicit
+    entry = KB.cuda_names[qual]
+    rule = KB.rule(entry.rule)
+    if rule.match["kind"] not in ("cuda-table", "qualname"):
+        return "CU001" if entry.transfer != "none" else "CU002"
+    return entry.rule
+
+
+TARGETS = sorted(set(_targets()), key=lambda t: t[0])
+
+
+def _rules(source: str) -> set[str]:
+    return {f.rule for f in analyse(Job("t.py", "python"), source.encode(), KB).findings}
+
+
+def test_every_target_fires_under_every_import_style():
+    failures = []
+    count = 0
+    for qual, explicit in TARGETS:
+        want = _expected_rule(qual, explicit)
+        for header, expr in _import_styles(qual):
+            count += 1
+            if want not in _rules(f"{header}\nvalue = {expr}\n"):
+                failures.append(f"{qual} via {header!r}: {want} did not fire")
+    assert count > 1000
+    assert not failures, "\n".join(failures[:20])
+
+
+def test_negative_twins_do_not_fire():
+    failures = []
+    for qual, explicit in TARGETS:
+        want = _expected_rule(qual, explicit)
+        expr = qual
+        twins = {
+            "shadowed parameter": f"import torch\n\ndef f(torch):\n    return {expr}\n",
+            "shadowed assignment": f"import torch\n\ndef f():\n    torch = object()\n    return {expr}\n",
+            "comment": f"import torch\n# {expr}\nvalue = 1\n",
+            "docstring": f'import torch\n\ndef f():\n    """Calls {expr}()."""\n    return 1\n',
+            "log message": f'import logging\nimport torch\nlogging.getLogger().info("use {expr}")\nprint("{expr}")\n',
+            "no import": f"value = {expr}\n",
+        }
+        for label, source in twins.items():
+            if want in _rules(source):
+                failures.append(f"{qual}: {label}")
+    assert not failures, "\n".join(failures[:20])
+
+
+@pytest.mark.parametrize("literal,rule", [('"cuda"', "DV001"), ('"cuda:3"', "DV001"), ('"nccl"', "DS001"),
+                                          ('"NCCL_DEBUG"', "DS002"), ('"CUDA_VISIBLE_DEVICES"', "DV006")])
+def test_string_rules_and_their_message_twins(literal, rule):
+    assert rule in _rules(f"import torch\nvalue = {literal}\n")
+    assert rule not in _rules(f"import logging\nlogging.warning({literal})\n")
+    assert rule not in _rules(f'"""{literal[1:-1]} in a docstring"""\n')
+    assert rule not in _rules(f"# {literal}\nvalue = 1\n")

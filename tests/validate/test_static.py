@@ -1,0 +1,221 @@
+"""Static items as functions of a ScanResult (hand-built here) and the tree."""
+from __future__ import annotations
+
+from ascend_migrate.validate.checklist import default_checklist
+from ascend_migrate.validate.project import load_project
+from ascend_migrate.validate.static import StaticContext, run_static
+
+from vhelpers import entry, finding, make_scan, write_tree
+
+ITEMS = {i.id: i for i in default_checklist()}
+
+
+def decide(item_id, root, findings=(), entry_points=(), thresholds=None):
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    ctx = StaticContext(scan=make_scan(root, findings, entry_points), project=load_project(root),
+                        thresholds=thresholds or load_thresholds())
+    return run_static(ITEMS[item_id], ctx)
+
+
+def locations(result):
+    return [(e.get("path"), e.get("line")) for e in result.evidence if e.get("path")]
+
+
+def test_entry_points_transfer_style(tmp_path):
+    write_tree(tmp_path, {"train.py": "import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\nx.cuda()\n"})
+    res = decide("backend-in-entry-points", tmp_path, [finding("DV002", "train.py", 3)], [entry("train.py", 3, True)])
+    assert res.status == "pass"
+
+
+def test_entry_points_missing_import_with_cuda_calls(tmp_path):
+    write_tree(tmp_path, {"train.py": "import torch\nx = torch.zeros(1).cuda()\nif __name__ == '__main__':\n    pass\n"})
+    res = decide("backend-in-entry-points", tmp_path, [finding("DV002", "train.py", 2, 4)], [entry("train.py", 3)])
+    assert res.status == "fail"
+    assert ("train.py", 3) in locations(res) and ("train.py", 2) in locations(res)
+
+
+def test_entry_points_device_agnostic(tmp_path):
+    write_tree(tmp_path, {"train.py": """
+        import torch
+        dev = "cuda" if torch.cuda.is_available() else "cpu"
+        if dev == "cuda":
+            torch.cuda.synchronize()
+    """})
+    findings = [finding("DV001", "train.py", 2, 6), finding("CU001", "train.py", 2, 22, symbol="torch.cuda.is_available"),
+                finding("DV001", "train.py", 3, 10), finding("CU001", "train.py", 4, 4, symbol="torch.cuda.synchronize")]
+    res = decide("backend-in-entry-points", tmp_path, findings, [entry("train.py")])
+    assert res.status == "pass", res.evidence
+
+
+def test_capability_guards(tmp_path):
+    write_tree(tmp_path, {"m.py": """
+        import torch
+        def a():
+            return torch.cuda.get_device_capability()[0] >= 8
+        def b():
+            try:
+                return torch.cuda.get_device_capability()[0] >= 8
+            except (AttributeError, RuntimeError):
+                return True
+        def c():
+            try:
+                return torch.cuda.get_device_capability()[0] >= 8
+            except TypeError:
+                return True
+        def d():
+            try:
+                return torch.cuda.get_device_properties(0).major
+            except AttributeError:
+                return 0
+    """})
+    findings = [finding("CU101", "m.py", 3, 11), finding("CU101", "m.py", 6, 15),
+                finding("CU101", "m.py", 11, 15), finding("CU102", "m.py", 16, 15)]
+    res = decide("device-capability-guarded", tmp_path, findings)
+    assert res.status == "fail"
+    bad = [e["line"] for e in res.evidence if e["note"].startswith("unguarded")]
+    # (AttributeError, RuntimeError) does not catch the TypeError that None[0] raises
+    assert bad == [3, 6]
+
+
+def test_amp_nccl_dataparallel(tmp_path):
+    write_tree(tmp_path, {"t.py": "import torch\nimport torch.distributed as dist\ndist.init_process_group('nccl')\n"})
+    amp = [finding("AM001", "t.py", 1), finding("AM004", "t.py", 1)]
+    res = decide("amp-adapted", tmp_path, amp, [entry("t.py", 1, True)])
+    assert res.status == "fail" and [e["rule"] for e in res.evidence if "dynamic" in e.get("note", "")] == ["AM004"]
+    assert decide("amp-adapted", tmp_path, amp[:1], [entry("t.py", 1, True)]).status == "pass"
+    assert decide("amp-adapted", tmp_path, amp[:1], [entry("t.py", 1)]).status == "fail"
+    nccl = [finding("DS001", "t.py", 3, 29)]
+    assert decide("no-nccl", tmp_path, nccl, [entry("t.py")]).status == "fail"
+    assert decide("no-nccl", tmp_path, nccl, [entry("t.py", 1, True)]).status == "pass"
+    assert decide("no-dataparallel", tmp_path, [finding("DS003", "t.py", 2)]).status == "fail"
+    assert decide("no-dataparallel", tmp_path).status == "pass"
+
+
+def test_nccl_per_device_mapping_is_fine(tmp_path):
+    write_tree(tmp_path, {"t.py": """
+        import torch.distributed as dist
+        def init(device):
+            backend = {"cuda": "nccl", "npu": "hccl", "cpu": "gloo"}[device.split(":")[0]]
+            dist.init_process_group(backend)
+    """})
+    res = decide("no-nccl", tmp_path, [finding("DS001", "t.py", 3, 23)])
+    assert res.status == "pass", res.evidence
+
+
+def test_cuda_sources(tmp_path):
+    write_tree(tmp_path, {"setup.py": """
+        import os
+        from torch.utils.cpp_extension import CUDAExtension
+        ext = []
+        if os.environ.get("FORCE_CUDA", "0") == "1":
+            ext.append(CUDAExtension("k", ["k.cu"]))
+    """, "bad_setup.py": "from torch.utils.cpp_extension import CUDAExtension\next = [CUDAExtension('k', ['k.cu'])]\n"})
+    cu = finding("EX001", "k.cu", 1, severity="error", symbol="triage:low")
+    assert decide("cuda-sources-handled", tmp_path, [cu, finding("EX002", "setup.py", 5, 15)]).status == "pass"
+    res = decide("cuda-sources-handled", tmp_path, [cu, finding("EX002", "bad_setup.py", 2, 7)])
+    assert res.status == "fail" and ("bad_setup.py", 2) in locations(res)
+    assert decide("cuda-sources-handled", tmp_path, [cu]).status == "manual-pending"
+
+
+def test_packages(tmp_path):
+    write_tree(tmp_path, {"a.py": "try:\n    import flash_attn\nexcept ImportError:\n    flash_attn = None\n",
+                          "b.py": "import xformers\n"})
+    assert decide("cuda-packages-replaced", tmp_path, [finding("PK002", "a.py", 2, 4)]).status == "pass"
+    res = decide("cuda-packages-replaced", tmp_path, [finding("PK002", "b.py", 1), finding("PK001", "requirements.txt", 3)])
+    assert res.status == "fail" and locations(res) == [("b.py", 1), ("requirements.txt", 3)]
+
+
+def test_launch_configs(tmp_path):
+    write_tree(tmp_path, {
+        "accelerate.yaml": "distributed_type: MULTI_GPU\nnum_processes: 8\n",
+        "run.sh": "# CUDA_VISIBLE_DEVICES is not used\npython train.py --accelerator gpu\n",
+        "ok.yaml": "accelerator: npu\nbackend: hccl\n",
+    })
+    res = decide("launch-configs", tmp_path, [finding("DS001", "cfg.json", 2)])
+    assert res.status == "fail"
+    assert locations(res) == [("accelerate.yaml", 1), ("cfg.json", 2), ("run.sh", 2)]
+
+
+def test_dataloader_items(tmp_path, thresholds):
+    write_tree(tmp_path, {"d.py": """
+        from torch.utils.data import DataLoader
+        a = DataLoader(ds, batch_size=4, num_workers=32)
+        b = DataLoader(ds, pin_memory=True)
+        c = DataLoader(ds, num_workers=args.workers, pin_memory=True)
+        d = DataLoader(ds, 4, True, None, None, 0, None, True)
+        e = DataLoader(ds, pin_memory=True, **kw)
+    """})
+    res = decide("dataloader-workers", tmp_path)
+    assert res.status == "fail" and locations(res)[0] == ("d.py", 2)
+    res = decide("pin-memory-workers", tmp_path)
+    bad = [e["line"] for e in res.evidence if "without worker" in e["message"]]
+    assert res.status == "fail" and bad == [3, 5]
+
+
+def test_init_files(tmp_path):
+    write_tree(tmp_path, {
+        "train.py": "from models.net import Net\nimport utils.io\nfrom pkg import thing\n",
+        "models/net.py": "from .layers import L\n",
+        "models/layers.py": "L = 1\n",
+        "utils/__init__.py": "", "utils/io.py": "",
+        "pkg.py": "thing = 1\n",
+    })
+    res = decide("package-init-files", tmp_path)
+    assert res.status == "fail"
+    assert [e["directory"] for e in res.evidence if "directory" in e] == ["models"]
+    (tmp_path / "models" / "__init__.py").write_text("")
+    assert decide("package-init-files", tmp_path).status == "pass"
+
+
+def test_training_pitfalls(tmp_path):
+    write_tree(tmp_path, {
+        "bench.py": """
+            import time, torch
+            def bench(model, x):
+                start = time.time()
+                model(x)
+                return time.time() - start
+            def bench_ok(model, x):
+                torch.npu.synchronize()
+                start = time.perf_counter()
+                model(x)
+                torch.npu.synchronize()
+                return time.perf_counter() - start
+        """,
+        "loop.py": """
+            import torch
+            def fit(model, opt, data):
+                model.eval()
+                for x in data:
+                    model(x).sum().backward()
+                    opt.step()
+        """,
+        "ckpt.py": """
+            import torch
+            scaler = torch.amp.GradScaler("npu")
+            scheduler = torch.optim.lr_scheduler.StepLR(opt, 10)
+            torch.save({"model": model.state_dict(), "scaler": scaler.state_dict()}, "a.pt")
+            state = {"model": model.state_dict(), "scaler": scaler.state_dict(), "sched": scheduler.state_dict()}
+            torch.save(state, "b.pt")
+            torch.save(model.state_dict(), "weights.pt")
+        """,
+    })
+    res = decide("sync-before-timing", tmp_path)
+    assert res.status == "fail" and locations(res)[0] == ("bench.py", 3)
+    res = decide("train-eval-modes", tmp_path)
+    assert res.status == "fail" and locations(res) == [("loop.py", 3)]
+    res = decide("checkpoint-state", tmp_path)
+    assert res.status == "fail"
+    assert locations(res)[0] == ("ckpt.py", 4) and "scheduler" in res.evidence[0]["message"]
+    assert ("ckpt.py", 6) in locations(res)  # the complete one is listed as good evidence
+
+
+def test_unparseable_and_symlinked_files_are_skipped(tmp_path):
+    outside = tmp_path / "outside.py"
+    outside.write_text("from x import y\n")
+    root = write_tree(tmp_path / "proj", {"bad.py": "def (:\n", "ok.py": "x = 1\n"})
+    (root / "link.py").symlink_to(outside)
+    project = load_project(root)
+    assert "link.py" not in project.python_files
+    assert decide("package-init-files", root).status == "pass"
