@@ -5,7 +5,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 from ascend_migrate.check.parsers import base_version, cann_version_key, version_tuple
 from ascend_migrate.knowledge.loader import (
@@ -114,7 +114,3 @@ def torch_matches_pin(torch_version: str, pin: str) -> bool:
     tv = version_tuple(torch_version)
     pv = tuple(int(x) for x in pin.split(".") if x.isdigit())
     return bool(tv) and tv[: len(pv)] == pv
-
-
-def as_dict(c: Compat) -> dict[str, Any]:
-    return {"rows": len(c.matrix), "deps": [d.name for d in c.runtime_deps]}

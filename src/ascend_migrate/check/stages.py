@@ -8,16 +8,13 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Mapping, Optional
 
 from ascend_migrate.check.cann import CannInstall
 from ascend_migrate.check.compat import Compat, default_compat, torch_matches_pin, torch_pin_from_requires
 from ascend_migrate.check.model import Report, Stage, fail, ok, skip, warn
 from ascend_migrate.check.parsers import (
-    NpuSmiInfo,
     base_version,
-    cann_version_key,
     parse_npu_smi,
     parse_visible_devices,
     version_tuple,
@@ -257,7 +254,7 @@ def stage_cann(f: Facts) -> Stage:
     if not c.version:
         return warn("cann", T_CANN, found, "no readable version file (ascend_toolkit_install.info / version.cfg): " + "; ".join(c.warnings or ["none found"]),
                     "Reinstall the toolkit or check the files under " + str(c.home), **details)
-    npu_v, torch_v = f.dist("torch_npu"), f.dist("torch")
+    npu_v = f.dist("torch_npu")
     if npu_v:
         rows = f.compat.rows_for_cann(c.version)
         pair_rows = f.compat.rows_for_torch_npu(npu_v)

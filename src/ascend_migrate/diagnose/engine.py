@@ -54,11 +54,13 @@ def clean_lines(text: str) -> list[str]:
     """Split a log into lines, dropping ANSI colour codes and carriage-return overdraws."""
     text = _ANSI_RE.sub("", text)
     lines = []
-    for raw in text.splitlines():
+    for raw in text.split("\n"):
         # progress bars rewrite a line with \r: keep what was printed last
         if "\r" in raw:
             raw = raw.rsplit("\r", 1)[-1] or raw.replace("\r", "")
         lines.append(raw)
+    if lines and lines[-1] == "":
+        lines.pop()
     return lines
 
 

@@ -65,7 +65,9 @@ def tensor_metrics(target: Any, golden: Any, small_value: float) -> TensorMetric
         mean_rel = float(rel.mean())
         rmse = float(torch.sqrt((diff * diff).mean()))
         tn, gn = float(tv.norm()), float(gv.norm())
-        if tn == 0 and gn == 0:
+        if max_abs == 0.0:
+            cosine = 1.0  # identical: no rounding in the dot product
+        elif tn == 0 and gn == 0:
             cosine = 1.0
         elif tn == 0 or gn == 0:
             cosine = 0.0
