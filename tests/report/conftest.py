@@ -60,7 +60,7 @@ def hand_result() -> ScanResult:
                 symbol="nccl", fixes=(nccl_fix,)),
         # the same code twice in one file: two distinct findings
         finding("CU001", "src/train.py", 12, 4, end_col=26, snippet="torch.cuda.synchronize()",
-                symbol="torch.cuda.synchronize"),
+                symbol="torch.cuda.synchronize", fixes=(Fix("transfer", (), "none", "nothing to change"),)),
         finding("CU001", "src/train.py", 13, 4, end_col=26, snippet="torch.cuda.synchronize()",
                 symbol="torch.cuda.synchronize"),
         # per-file effort: three EX001 in one file, one in another

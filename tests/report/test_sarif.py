@@ -84,7 +84,8 @@ def test_regions_are_one_based_with_exclusive_end(hand_result, kb):
 
 
 def test_fixes_follow_the_requested_style(hand_result, kb):
-    transfer = {r["ruleId"]: r for r in _run(hand_result, kb)["results"]}
+    results = _run(hand_result, kb)["results"]
+    transfer = {r["ruleId"]: r for r in results}
     fix = transfer["CU101"]["fixes"][0]
     assert "unsafe" in fix["description"]["text"]
     change = fix["artifactChanges"][0]
@@ -94,6 +95,7 @@ def test_fixes_follow_the_requested_style(hand_result, kb):
         "insertedContent": {"text": "(torch.cuda.get_device_capability() or (0, 0))"},
     }]
     assert "fixes" not in transfer["DS001"]  # only an agnostic fix exists
+    assert all("fixes" not in r for r in results if r["ruleId"] == "CU001")  # a fix without edits
     agnostic = {r["ruleId"]: r for r in _run(hand_result, kb, style="agnostic")["results"]}
     assert agnostic["CU101"]["fixes"][0]["artifactChanges"][0]["replacements"][0]["insertedContent"]["text"] == "(0, 0)"
     assert "device_type" in agnostic["DS001"]["fixes"][0]["description"]["text"]
