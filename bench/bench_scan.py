@@ -648,6 +648,13 @@ def rg_version(rg: str) -> str:
     return out.splitlines()[0].split()[1] if out else "?"
 
 
+def _loadavg() -> Optional[float]:
+    try:
+        return round(os.getloadavg()[0], 2)
+    except (AttributeError, OSError):  # not on every platform
+        return None
+
+
 def table(rows: list[Row]) -> str:
     lines = ["| what | median s | scan() s | × rg (10 runs) | × rg (1 run) | lines/s | output |",
              "|---|---:|---:|---:|---:|---:|---|"]
@@ -695,14 +702,16 @@ def main(argv: Optional[list[str]] = None) -> int:
     rg = find_rg(args.rg)
     from ascend_migrate import __version__
 
+    load_before = _loadavg()
     rows, scan_info = bench(tree, stats, args.repeat, args.jobs, rg, args.cli, log)
-    machine = {"cpus": os.cpu_count(), "platform": f"{platform.system()} {platform.machine()}",
+    machine = {"load_before": load_before, "load_after": _loadavg(),"cpus": os.cpu_count(), "platform": f"{platform.system()} {platform.machine()}",
                "python": platform.python_version(), "ripgrep": rg_version(rg), "ascend_migrate": __version__}
     head = (f"tree: {stats.files:,} files, {stats.python_files:,} Python files, {stats.python_lines:,} Python lines, "
             f"{stats.total_lines:,} lines in all ({stats.bytes / 2**20:.1f} MiB)"
             + ("" if args.tree else f", generator seed {args.seed}"))
     mach = (f"machine: {machine['cpus']} CPUs, {machine['platform']}, Python {machine['python']}, "
-            f"ripgrep {machine['ripgrep']}, ascend-migrate {machine['ascend_migrate']}; median of {args.repeat} rounds")
+            f"ripgrep {machine['ripgrep']}, ascend-migrate {machine['ascend_migrate']}; median of {args.repeat} rounds; "
+            f"1-min load average {machine['load_before']} before, {machine['load_after']} after")
     print(head)
     print(mach)
     print()

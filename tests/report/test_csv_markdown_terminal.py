@@ -122,6 +122,9 @@ def test_summary_aligns_and_caps_the_findings_list(hand_result, kb):
     assert len(listed) == 4 and listed[-1].startswith("  ... 8 more; see all with --format json")
     assert len({line.index(" CU") if " CU" in line else line.index(" EX") for line in listed[:3]}) == 1
     assert "top files (2 of 6)" in terminal.summary(hand_result, kb, top=2)
+    one = terminal.summary(hand_result, kb, top=1)
+    assert "  src/bad.py: syntax error line 1: invalid syntax\n  ... 1 more files" in one
+    assert "big.py" not in one.split("not fully scanned")[1].split("findings:")[0]
 
 
 def test_summary_with_colour(hand_result, kb):

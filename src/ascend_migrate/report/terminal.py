@@ -27,7 +27,8 @@ def summary(
     top: int = 10,
     limit: int = DEFAULT_LIMIT,
 ) -> str:
-    """Counts, coverage, effort, top files, entry points, notes, then up to `limit` findings."""
+    """Counts, coverage, effort, then the `top` files by findings, entry points and unscanned
+    files, then up to `limit` findings."""
     report = as_report(result, kb)
     st = _styler(color)
     counts = report["counts"]
@@ -73,20 +74,24 @@ def summary(
                        f"({s['error']} error, {s['warning']} warning, {s['info']} info)")
 
     out.append("")
-    if report["entry_points"]:
-        out.append(st(f"entry points ({len(report['entry_points'])}):", bold=True))
-        for e in report["entry_points"]:
+    entries = report["entry_points"]
+    if entries:
+        out.append(st(f"entry points ({len(entries)}):", bold=True))
+        width = max(len(f"{e['path']}:{e['line']}") for e in entries[:top])
+        for e in entries[:top]:
             status = ("imports transfer_to_npu" if e["has_transfer_import"]
                       else "imports torch_npu" if e["imports_torch_npu"] else "no torch_npu import yet")
-            out.append(f"  {e['path']}:{e['line']}  {e['kind']}  ({status})")
+            out.append(f"  {e['path'] + ':' + str(e['line']):<{width}}  {e['kind']}  ({status})")
+        out += _more(len(entries) - top, "entry points")
     else:
         out.append("entry points: none found")
 
     if report["notes"]:
         out.append("")
         out.append(st(f"not fully scanned ({len(report['notes'])}):", bold=True))
-        for n in report["notes"]:
+        for n in report["notes"][:top]:
             out.append(f"  {n['path']}: {n['reason']}")
+        out += _more(len(report["notes"]) - top, "files")
 
     findings = report["findings"]
     if findings:
@@ -104,6 +109,10 @@ def summary(
             out.append(f"  ... {len(findings) - len(shown):,} more; see all with --format json, md or csv "
                        "(e.g. `-o report.md --format md`)")
     return "\n".join(out) + "\n"
+
+
+def _more(hidden: int, what: str) -> list[str]:
+    return [f"  ... {hidden:,} more {what} (all are in --format md or json)"] if hidden > 0 else []
 
 
 def _one_line(text: str) -> str:
