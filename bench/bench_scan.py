@@ -501,7 +501,7 @@ def cached_tree(lines: int, seed: int, cache: Path = DEFAULT_CACHE) -> TreeStats
 
 
 def describe_tree(root: Path) -> TreeStats:
-    """Counts for an existing tree (the files ripgrep would search, hidden ones excepted)."""
+    """Counts for an existing tree (every file except hidden ones)."""
     files = py_files = py_lines = total = size = 0
     for dirpath, dirnames, filenames in os.walk(root):
         dirnames[:] = [d for d in dirnames if not d.startswith(".")]
@@ -558,13 +558,16 @@ def find_rg(explicit: Optional[str]) -> str:
     sys.exit("ripgrep not found: pip install ripgrep (the `test` extra), or pass --rg PATH")
 
 
-def run_rg(rg: str, patterns: tuple[str, ...], tree: Path) -> tuple[float, int]:
-    """Wall seconds for one `rg -n` per pattern; number of matching lines printed."""
+def run_rg(rg: str, patterns: tuple[str, ...], tree: Path, no_ignore: bool) -> tuple[float, int]:
+    """Wall seconds for one `rg -n` per pattern; number of matching lines printed.
+
+    `no_ignore` for generated trees: the cache directory holding them is git-ignored.
+    """
     hits = 0
     start = time.perf_counter()
+    flags = ["-n", "--no-ignore"] if no_ignore else ["-n"]
     for pattern in patterns:
-        # --no-ignore: the cache directory holding generated trees is git-ignored
-        proc = subprocess.run([rg, "-n", "--no-ignore", pattern, "."], cwd=tree, stdout=subprocess.PIPE,
+        proc = subprocess.run([rg, *flags, pattern, "."], cwd=tree, stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE)
         if proc.returncode not in (0, 1):
             raise RuntimeError(f"rg failed: {proc.stderr.decode(errors='replace')}")
@@ -594,7 +597,7 @@ def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
 
 
 def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: str, cli: bool,
-          log: Callable[[str], None]) -> tuple[list[Row], dict]:
+          log: Callable[[str], None], no_ignore: bool = True) -> tuple[list[Row], dict]:
     workers = jobs or os.cpu_count() or 1
     scan_cache = Path(tempfile.mkdtemp(prefix="ascend-migrate-bench-cache-"))
     env = dict(os.environ, ASCEND_MIGRATE_CACHE_DIR=str(scan_cache))
@@ -610,14 +613,14 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         rows["cli-cold"] = Row("cli-cold", "ascend-migrate scan --format json -o FILE --no-cache", [], [], "")
     try:
         log("warming up: page cache (rg) and scan cache (one cached scan) ...")
-        run_rg(rg, (COMBINED_PATTERN,), tree)
+        run_rg(rg, (COMBINED_PATTERN,), tree, no_ignore)
         _, warm_info = run_scanner(tree, True, jobs, env)
         info: dict = {}
         for round_no in range(1, repeat + 1):
-            wall, hits = run_rg(rg, SEED_PATTERNS, tree)
+            wall, hits = run_rg(rg, SEED_PATTERNS, tree, no_ignore)
             rows["rg-seed"].runs.append(wall)
             rows["rg-seed"].output = f"{hits:,} matching lines (summed over the runs)"
-            wall, hits = run_rg(rg, (COMBINED_PATTERN,), tree)
+            wall, hits = run_rg(rg, (COMBINED_PATTERN,), tree, no_ignore)
             rows["rg-combined"].runs.append(wall)
             rows["rg-combined"].output = f"{hits:,} matching lines"
             for key, use_cache, j in (("scan-cold", False, jobs), ("scan-warm", True, jobs), ("scan-cold-j1", False, 1)):
@@ -659,8 +662,8 @@ def table(rows: list[Row]) -> str:
     lines = ["| what | median s | scan() s | × rg (10 runs) | × rg (1 run) | lines/s | output |",
              "|---|---:|---:|---:|---:|---:|---|"]
     for r in rows:
-        inner = f"{r.inner_median_s:.2f}" if r.inner_median_s is not None else "—"
-        lines.append(f"| {r.label} | {r.median_s:.2f} | {inner} | {r.x_rg_seed:.1f} | {r.x_rg_combined:.1f} | "
+        inner = f"{r.inner_median_s:.3f}" if r.inner_median_s is not None else "—"
+        lines.append(f"| {r.label} | {r.median_s:.3f} | {inner} | {r.x_rg_seed:.1f} | {r.x_rg_combined:.1f} | "
                      f"{r.lines_per_s:,.0f} | {r.output} |")
     return "\n".join(lines)
 
@@ -681,6 +684,8 @@ def main(argv: Optional[list[str]] = None) -> int:
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
+    if args.lines < MIN_LINES:
+        ap.error(f"--lines must be at least {MIN_LINES}")
 
     def log(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
@@ -703,7 +708,7 @@ def main(argv: Optional[list[str]] = None) -> int:
     from ascend_migrate import __version__
 
     load_before = _loadavg()
-    rows, scan_info = bench(tree, stats, args.repeat, args.jobs, rg, args.cli, log)
+    rows, scan_info = bench(tree, stats, args.repeat, args.jobs, rg, args.cli, log, no_ignore=not args.tree)
     machine = {"load_before": load_before, "load_after": _loadavg(),"cpus": os.cpu_count(), "platform": f"{platform.system()} {platform.machine()}",
                "python": platform.python_version(), "ripgrep": rg_version(rg), "ascend_migrate": __version__}
     head = (f"tree: {stats.files:,} files, {stats.python_files:,} Python files, {stats.python_lines:,} Python lines, "

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ascend_migrate import __version__
-from ascend_migrate.knowledge.base import EFFORT_MINUTES, EFFORTS, SEVERITIES, TRANSFER, KnowledgeBase
+from ascend_migrate.knowledge.base import EFFORT_MINUTES, EFFORTS, SEVERITIES, TRANSFER, KnowledgeBase, Rule
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
 
@@ -142,7 +142,7 @@ def resolve_kb(kb: Optional[KnowledgeBase]) -> KnowledgeBase:
     return load_knowledge()
 
 
-def rule_meta(kb: KnowledgeBase, rule_id: str) -> Optional[Any]:
+def rule_meta(kb: KnowledgeBase, rule_id: str) -> Optional[Rule]:
     try:
         return kb.rule(rule_id)
     except KeyError:
