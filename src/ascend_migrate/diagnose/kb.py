@@ -12,7 +12,7 @@ from ascend_migrate.knowledge.loader import (
     Field,
     KnowledgeError,
     check_record,
-    expect_list,
+    iter_records,
     load_yaml,
 )
 
@@ -138,19 +138,10 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
     """Load and check a failures file. Malformed data raises one KnowledgeError."""
     path = Path(path)
     data = load_yaml(path)
-    records = expect_list(data, path, "signatures")
     signatures: list[Signature] = []
-    seen: set[str] = set()
-    for i, rec in enumerate(records):
-        label = f"signatures[{i}]"
-        if isinstance(rec, dict) and isinstance(rec.get("id"), str):
-            label += f" ({rec['id']})"
-        r = check_record(rec, _SIGNATURE_FIELDS, path, label)
+    for label, r in iter_records(data, path, "signatures", _SIGNATURE_FIELDS):
         if not _ID_RE.match(r["id"]):
             raise KnowledgeError(path, f"{label}.id", "must be lowercase words joined by dashes")
-        if r["id"] in seen:
-            raise KnowledgeError(path, f"{label}.id", "duplicate id")
-        seen.add(r["id"])
         if not r["patterns"]:
             raise KnowledgeError(path, f"{label}.patterns", "needs at least one pattern")
         patterns = tuple(
@@ -173,6 +164,7 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
                 sources=_str_list(path, f"{label}.sources", r["sources"]),
             )
         )
+    seen = {sig.id for sig in signatures}
     for sig in signatures:
         for other in sig.supersedes:
             if other not in seen:

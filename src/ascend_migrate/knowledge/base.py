@@ -16,7 +16,7 @@ from ascend_migrate.knowledge.loader import (
     Field,
     KnowledgeError,
     check_record,
-    expect_list,
+    iter_records,
     load_yaml,
 )
 
@@ -171,10 +171,7 @@ def _load_rules(data_dir: Path) -> dict[str, Rule]:
     if not files:
         raise KnowledgeError(data_dir / "rules", "<dir>", "no rule files found")
     for path in files:
-        data = load_yaml(path)
-        for i, raw in enumerate(expect_list(data, path, "rules")):
-            label = f"rules[{i}]" + (f" ({raw.get('id')})" if isinstance(raw, dict) and raw.get("id") else "")
-            rec = check_record(raw, RULE_FIELDS, path, label)
+        for label, rec in iter_records(load_yaml(path), path, "rules", RULE_FIELDS):
             if not RULE_ID.match(rec["id"]):
                 raise KnowledgeError(path, f"{label}.id", "must be two capital letters and three digits, e.g. CU101")
             if rec["id"] in rules:
@@ -213,14 +210,11 @@ def _load_cuda_names(data_dir: Path, rules: dict[str, Rule]) -> dict[str, CudaNa
 def _load_packages(data_dir: Path) -> tuple[tuple[Package, ...], tuple[Framework, ...]]:
     path = data_dir / "packages.yaml"
     data = load_yaml(path)
-    packages = tuple(
-        Package(**{k: tuple(v) if isinstance(v, list) else v for k, v in check_record(raw, PACKAGE_FIELDS, path, f"packages[{i}]").items()})
-        for i, raw in enumerate(expect_list(data, path, "packages"))
-    )
-    frameworks = tuple(
-        Framework(**{k: tuple(v) if isinstance(v, list) else v for k, v in check_record(raw, FRAMEWORK_FIELDS, path, f"frameworks[{i}]").items()})
-        for i, raw in enumerate(expect_list(data, path, "frameworks"))
-    )
+    def tupled(rec: dict) -> dict:
+        return {k: tuple(v) if isinstance(v, list) else v for k, v in rec.items()}
+
+    packages = tuple(Package(**tupled(rec)) for _, rec in iter_records(data, path, "packages", PACKAGE_FIELDS, "key"))
+    frameworks = tuple(Framework(**tupled(rec)) for _, rec in iter_records(data, path, "frameworks", FRAMEWORK_FIELDS, "key"))
     return packages, frameworks
 
 

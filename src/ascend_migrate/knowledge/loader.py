@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Optional, Sequence
 
 import yaml
 
@@ -110,3 +110,22 @@ def expect_list(data: Any, file: Path | str, key: str) -> list:
     if not isinstance(value, list):
         raise KnowledgeError(file, key, "missing or not a list")
     return value
+
+
+def iter_records(data: Any, file: Path | str, key: str, fields: Sequence[Field],
+                 id_key: str = "id") -> Iterator[tuple[str, dict[str, Any]]]:
+    """Check each record of the list at top-level `key`; yield (label, record).
+
+    The label ("rules[3] (CU101)") names the record in errors, and ids must be unique.
+    """
+    seen: set[Any] = set()
+    for index, raw in enumerate(expect_list(data, file, key)):
+        label = f"{key}[{index}]"
+        if isinstance(raw, Mapping) and isinstance(raw.get(id_key), str):
+            label += f" ({raw[id_key]})"
+        record = check_record(raw, fields, file, label)
+        if id_key in record:
+            if record[id_key] in seen:
+                raise KnowledgeError(file, f"{label}.{id_key}", "duplicate id")
+            seen.add(record[id_key])
+        yield label, record

@@ -35,8 +35,6 @@ class ModuleFacts:
     imports_torch_npu: bool = False
     has_transfer_import: bool = False
     frameworks: dict[str, int] = field(default_factory=dict)  # framework key -> first line
-    torch_names: set[str] = field(default_factory=set)  # module-level names bound to `torch`
-    needs: set[str] = field(default_factory=set)
 
 
 class _Scope:
@@ -176,13 +174,22 @@ class PythonAnalyzer(ast.NodeVisitor):
         self._message_depth = 0
         self._npu_depth = 0
         self._guard_depth = 0  # inside try/except that catches arch-query failures
-        self._parents: dict[int, ast.AST] = {}
+        self._stack: list[ast.AST] = []  # nodes being visited, outermost first
+        self._parents: Optional[dict[int, ast.AST]] = None  # built only if the stack cannot answer
         self._handled: set[int] = set()  # node ids already reported by a more specific rule
         self._try_import_depth = 0
         self._qual_rules: dict[str, Rule] = {}
-        for rule in kb.rules_of_kind("qualname"):
+        for rule in (*kb.rules_of_kind("qualname"), *kb.rules_of_kind("float64")):
             for name in rule.match["names"]:
                 self._qual_rules[name] = rule
+        # method name -> rule, for calls on receivers that are not modules (x.cuda(), x.double())
+        self._method_rules: dict[str, Rule] = {}
+        for rule in kb.rules_of_kind("method-call"):
+            for name in rule.match["names"]:
+                self._method_rules[name] = rule
+        for rule in kb.rules_of_kind("float64"):
+            for name in rule.match.get("methods", ()):
+                self._method_rules[name] = rule
         self._package_by_import = {imp: pkg for pkg in kb.packages for imp in pkg.imports}
         self._framework_by_import = {imp: fw for fw in kb.frameworks for imp in fw.imports}
 
@@ -211,8 +218,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         return self.text(self.start(node), self.end(node))
 
     # ----------------------------------------------------------------- name resolution
-    def _push_scope(self, body: Iterable[ast.stmt], params: Iterable[str] = (), is_class: bool = False,
-                    module: bool = False) -> None:
+    def _push_scope(self, body: Iterable[ast.stmt], params: Iterable[str] = (), is_class: bool = False) -> None:
         collector = _BindingCollector()
         collector.collect(body)
         names: dict[str, Optional[str]] = {p: None for p in params}
@@ -230,8 +236,6 @@ class PythonAnalyzer(ast.NodeVisitor):
                 self.scopes[-1].names[name] = qual
         for name in collector.globals:
             self.scopes[-1].names.pop(name, None)
-        if module:
-            self.facts.torch_names = {n for n, q in names.items() if q == "torch"}
 
     def lookup(self, name: str) -> Optional[str]:
         innermost = True
@@ -264,10 +268,11 @@ class PythonAnalyzer(ast.NodeVisitor):
     # ----------------------------------------------------------------- reporting
     def report(self, rule: Rule, node: ast.AST, symbol: str, fixes: Iterable[Fix] = (),
                confidence: Optional[str] = None, severity: Optional[str] = None,
-               start: Optional[Position] = None, end: Optional[Position] = None, **values: str) -> None:
+               start: Optional[Position] = None, end: Optional[Position] = None, suffix: str = "",
+               **values: str) -> None:
         start = start or self.start(node)
         end = end or self.end(node)
-        message = format_message(rule, symbol=symbol, **values)
+        message = format_message(rule, symbol=symbol, **values) + suffix
         sev = severity or rule.severity
         fixes = tuple(fixes)
         if self._npu_depth:
@@ -294,20 +299,36 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     # ----------------------------------------------------------------- traversal
     def run(self) -> list[Finding]:
-        self._index_parents(self.tree)
-        self._push_scope(self.tree.body, module=True)
+        self._push_scope(self.tree.body)
         for stmt in self.tree.body:
             if _is_main_guard(stmt):
                 self.facts.main_guard_line = stmt.lineno
         self.visit(self.tree)
         return self.findings
 
-    def _index_parents(self, tree: ast.AST) -> None:
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                self._parents[id(child)] = parent
+    def visit(self, node: ast.AST):  # type: ignore[override]
+        self._stack.append(node)
+        try:
+            return super().visit(node)
+        finally:
+            self._stack.pop()
 
     def parent(self, node: ast.AST) -> Optional[ast.AST]:
+        """The syntactic parent of `node`.
+
+        Almost always the node below it on the visiting stack; a full parent index (a walk of
+        the whole tree, the costliest step of the analysis) is built only when the stack
+        cannot answer (a node looked at before it is visited, or visited out of order).
+        """
+        stack = self._stack
+        for i in range(len(stack) - 1, 0, -1):
+            if stack[i] is node:
+                candidate = stack[i - 1]
+                if any(child is node for child in ast.iter_child_nodes(candidate)):
+                    return candidate
+                break
+        if self._parents is None:
+            self._parents = {id(child): p for p in ast.walk(self.tree) for child in ast.iter_child_nodes(p)}
         return self._parents.get(id(node))
 
     def _visit_function(self, node: FunctionNode) -> None:
@@ -525,14 +546,8 @@ class PythonAnalyzer(ast.NodeVisitor):
             elif rule.id == "CU002" and transfer != "none" and entry.transfer == "none":
                 rule = self.kb.rule("CU001")
             fixes = self._cuda_table_fixes(rule, node, qual, entry)
-            symbol = qual
-            extra = ""
-            if entry.transfer == "partial" and rule.id == "CU001":
-                extra = f" (behaviour differs: see {entry.rule})"
-            self.report(rule, node, symbol, fixes=fixes)
-            if extra:
-                last = self.findings[-1]
-                self.findings[-1] = Finding(**{**last.__dict__, "message": last.message + extra})
+            suffix = f" (behaviour differs: see {entry.rule})" if entry.transfer == "partial" and rule.id == "CU001" else ""
+            self.report(rule, node, qual, fixes=fixes, suffix=suffix)
             return True
         rule = self._qual_rules.get(qual)
         if rule is not None:
@@ -547,9 +562,6 @@ class PythonAnalyzer(ast.NodeVisitor):
             if len(parts) == 3 or (len(parts) == 4 and f"torch.cuda.{parts[2]}" not in self.kb.cuda_names):
                 self.report(self.kb.rule("CU002"), node, qual, confidence="medium")
                 return True
-        if qual in ("torch.float64", "torch.double", "torch.DoubleTensor", "torch.DoubleStorage"):
-            self.report(self.kb.rule("PR003"), node, qual)
-            return True
         return False
 
     def _transfer_of(self, qual: str, default: str) -> str:
@@ -702,8 +714,10 @@ class PythonAnalyzer(ast.NodeVisitor):
                 self.report(rule, dec, qual)
 
     def _check_method_call(self, node: ast.Call, func: ast.Attribute) -> None:
-        if func.attr == "cuda":
-            rule = self.kb.rule("DV002")
+        rule = self._method_rules.get(func.attr)
+        if rule is None:
+            return
+        if rule.match["kind"] == "method-call":
             self._handled.add(id(func))
             fixes = []
             attr_start = Position(self.end(func).line, self.end(func).col - len("cuda"))
@@ -719,9 +733,9 @@ class PythonAnalyzer(ast.NodeVisitor):
                 fixes.append(self._fix("agnostic", rule, [Edit(attr_start, self.end(node), text)],
                                        "move to the run-time device", requires=("torch", "device_type")))
             self.report(rule, node, ".cuda()", fixes=fixes, start=attr_start)
-        elif func.attr == "double" and not node.args and not node.keywords:
-            self.report(self.kb.rule("PR003"), node, ".double()",
-                        start=Position(self.end(func).line, self.end(func).col - len("double")))
+        elif not node.args and not node.keywords:
+            self.report(rule, node, f".{func.attr}()",
+                        start=Position(self.end(func).line, self.end(func).col - len(func.attr)))
 
     def _check_is_cuda(self, node: ast.Attribute) -> None:
         rule = self.kb.rule("DV003")

@@ -7,7 +7,6 @@ Python files that do not parse are scanned at token level so nothing is skipped 
 """
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
@@ -318,6 +317,3 @@ def notebook_cells(text: str) -> list[tuple[int, str]]:
         out.append((number, "\n".join(lines)))
     return out
 
-
-def python_parse(text: str, path: str) -> ast.Module:
-    return ast.parse(text, filename=path)

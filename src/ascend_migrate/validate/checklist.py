@@ -10,8 +10,7 @@ from ascend_migrate.knowledge.loader import (
     DATA_DIR,
     Field,
     KnowledgeError,
-    check_record,
-    expect_list,
+    iter_records,
     load_yaml,
 )
 
@@ -59,17 +58,8 @@ def load_checklist(path: Path | str = CHECKLIST_FILE) -> list[ChecklistItem]:
     """Load and check the checklist; a malformed file raises one KnowledgeError."""
     path = Path(path)
     data = load_yaml(path)
-    records = expect_list(data, path, "items")
     items: list[ChecklistItem] = []
-    seen: set[str] = set()
-    for index, raw in enumerate(records):
-        where = f"items[{index}]"
-        if isinstance(raw, dict) and isinstance(raw.get("id"), str):
-            where += f" ({raw['id']})"
-        rec = check_record(raw, _FIELDS, path, where)
-        if rec["id"] in seen:
-            raise KnowledgeError(path, f"{where}.id", "duplicate id")
-        seen.add(rec["id"])
+    for where, rec in iter_records(data, path, "items", _FIELDS):
         if rec["kind"] == "manual" and rec["check"]:
             raise KnowledgeError(path, f"{where}.check", "manual items have no check")
         if rec["kind"] != "manual" and not rec["check"]:
