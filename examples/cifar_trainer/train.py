@@ -2,6 +2,9 @@
 
 Single device:   python train.py --device cuda --steps 20
 Several GPUs:    torchrun --nproc_per_node=2 train.py   (NCCL)
+
+`validation_entry` and `train_steps` at the bottom are what `ascend-migrate validate` runs to
+compare a port with this original.
 """
 import argparse
 import json
@@ -13,7 +16,7 @@ import torch.distributed as dist
 import torch.nn as nn
 import torch.nn.functional as F
 
-from data import make_loader
+from data import make_dataset, make_loader
 from model import SmallResNet
 from utils.device import configure_precision, describe_device, supports_bf16
 
@@ -49,6 +52,7 @@ def setup_distributed(args):
 
 
 def train(args):
+    """Run args.steps steps; return the per-step losses and the trained model."""
     torch.manual_seed(args.seed)
     torch.cuda.manual_seed_all(args.seed)
     rank, world = setup_distributed(args)
@@ -68,6 +72,7 @@ def train(args):
     amp_dtype = torch.bfloat16 if supports_bf16() else torch.float16
 
     losses = []
+    model.train()
     loader = make_loader(args.batch_size, args.device, seed=args.seed)
     start = time.perf_counter()
     step = 0
@@ -97,7 +102,28 @@ def train(args):
                 json.dump({"losses": losses, "world_size": world}, fh)
     if world > 1:
         dist.destroy_process_group()
-    return losses
+    return losses, model
+
+
+def validation_entry(device="cpu"):
+    """The model and one batch, built on the CPU so that one seed gives the same numbers on every
+    device (the validator moves both to `device` and runs the forward pass in eval mode)."""
+    images, _ = make_dataset(n=8).tensors
+    return SmallResNet(), (images,)
+
+
+def train_steps(device="cpu", steps=5, seed=0):
+    """A short training run: the per-step losses, the trained model's logits on a fixed batch, and
+    the model itself for the two-process smoke run (under torchrun this joins the process group
+    like a real launch)."""
+    losses, model = train(parse_args(["--device", device, "--steps", str(steps), "--seed", str(seed)]))
+    images, _ = make_dataset(n=8, seed=seed + 1).tensors
+    model.eval()
+    with torch.no_grad():
+        logits = model(images.to(device))
+    half = "bf16" if supports_bf16() else "fp16"
+    return {"losses": losses, "outputs": {"logits": logits}, "model": model,
+            "dtype": "fp32" if device.startswith("cpu") else half}
 
 
 if __name__ == "__main__":

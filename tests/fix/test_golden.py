@@ -35,13 +35,13 @@ def test_goldens_cover_every_fixable_rule():
     from ascend_migrate.scan.engine import Job, analyse
 
     kb = load_knowledge()
-    kinds = {".py": "python", ".sh": "config", ".json": "config"}
     for style in ("transfer", "agnostic"):
         fired = set()
         for s, src, _ in CASES:
             if s != style:
                 continue
-            job = Job(src.name, kinds[src.suffixes[-1]], {".sh": "sh", ".json": "json"}.get(src.suffixes[-1], ""))
+            ext = src.suffixes[-1]
+            job = Job(src.name, "python", "") if ext == ".py" else Job(src.name, "config", golden.CONFIG_KINDS[ext])
             for f in analyse(job, src.read_bytes(), kb).findings:
                 if f.fix_for(style) is not None and f.fix_for(style).edits:
                     fired.add(f.rule)

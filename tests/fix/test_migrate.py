@@ -169,3 +169,37 @@ def test_example_transfer_port_leaves_only_covered_or_manual_findings(tmp_path):
         assert fix is None or not fix.edits, f"fixable finding left: {f}"
         covered = kb.rule(f.rule).transfer != "none"
         assert covered or (f.path, f.rule) in manual or f.severity == "info", f
+
+
+@pytest.mark.parametrize("style", ["transfer", "agnostic"])
+@pytest.mark.parametrize("annotate", [False, True])
+def test_manual_items_point_into_the_migrated_file(tmp_path, style, annotate):
+    """Inserted imports, helpers and TODO comments move lines: a manual row names the line a person
+    opens in the migrated tree, and that line is the one the original flagged."""
+    ported = tmp_path / "ported"
+    result = migrate(EXAMPLE, style=style, output=ported, annotate=annotate)
+    moved = 0
+    assert result.manual
+    for row in result.manual:
+        before = (EXAMPLE / row.file).read_text(encoding="utf-8").splitlines()
+        after = (ported / row.file).read_text(encoding="utf-8").splitlines()
+        assert row.new_line >= 1, row
+        assert after[row.new_line - 1] == before[row.start_line - 1], row
+        if annotate and row.file.endswith(".py"):
+            assert after[row.new_line - 2].lstrip().startswith(f"# TODO(npu): {row.rule}"), row
+        moved += row.new_line != row.start_line
+    assert moved, "nothing was inserted above a manual item; the test no longer exercises moved lines"
+
+
+def test_moved_line_counts_only_edits_before_the_position():
+    from ascend_migrate.fix.rewrite import moved_line
+
+    edits = [
+        Edit(Position(1, 0), Position(1, 0), "import a\nimport b\n"),   # +2 above
+        Edit(Position(3, 4), Position(5, 2), "x"),                     # 3 lines joined: -2
+        Edit(Position(9, 0), Position(9, 3), "y\r\nz"),                # after the position
+    ]
+    assert moved_line(Position(7, 0), edits) == 7
+    assert moved_line(Position(5, 8), edits) == 5 + 2 - 2  # after the join, on its last line
+    assert moved_line(Position(1, 0), edits[:1]) == 3
+    assert moved_line(Position(10, 0), edits) == 11

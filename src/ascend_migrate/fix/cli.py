@@ -58,8 +58,9 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     err = sys.stderr
     click.echo(f"{style} style: {len(result.changes)} edits in {len(changed)} files, "
                f"{len(result.manual)} manual items", file=err)
-    for row in result.manual[:50]:
-        click.echo(f"  manual {row.file}:{row.start_line} {row.rule} {row.message}", file=err)
+    for row in result.manual[:50]:  # written trees: the line to open is the migrated file's
+        line = row.new_line if (write or output) and row.new_line else row.start_line
+        click.echo(f"  manual {row.file}:{line} {row.rule} {row.message}", file=err)
     if len(result.manual) > 50:
         click.echo(f"  ... {len(result.manual) - 50} more in the change list", file=err)
     for f in result.errors:

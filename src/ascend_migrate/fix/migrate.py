@@ -15,7 +15,7 @@ import os
 import shutil
 import stat
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Optional
 
@@ -114,7 +114,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         job = classify(rel)
         full = base / rel if root.is_dir() else root
         if job is None or job.kind not in ("python", "config") or not full.is_file() or full.is_symlink():
-            manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message)
+            manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
                       for f in scan_result.findings if f.path == rel and f.severity != "info"]
             if manual:
                 result.files.append(FileOutcome(rel, b"", manual=manual))
@@ -129,7 +129,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         if job.kind == "python":
             text, problem = _decode(data)
             if text is None or problem:
-                outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}"))
+                outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
                 result.files.append(outcome)
                 continue
             rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
@@ -144,7 +144,10 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
             if problem:
                 outcome.error = problem
                 outcome.changes = []
-            elif job.kind == "python":
+        if outcome.error:  # the file stays as it was: manual items keep their lines
+            outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
+        elif rewritten.text != text:
+            if job.kind == "python":
                 outcome.new = _encode(rewritten.text, _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
             else:
                 outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
@@ -243,8 +246,9 @@ def write_change_list(result: MigrationResult, path: Path) -> tuple[Path, Path]:
     write_atomic(json_path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["file", "start_line", "end_line", "rule", "operation", "message", "safety"])
+    writer.writerow(["file", "start_line", "end_line", "rule", "operation", "message", "safety", "new_line"])
     for r in rows:
-        writer.writerow([r["file"], r["start_line"], r["end_line"], r["rule"], r["operation"], r["message"], r["safety"]])
+        writer.writerow([r["file"], r["start_line"], r["end_line"], r["rule"], r["operation"], r["message"], r["safety"],
+                         r["new_line"] or ""])
     write_atomic(csv_path, buf.getvalue().encode("utf-8"))
     return json_path, csv_path

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase
@@ -31,6 +31,7 @@ class Change:
     operation: str  # replace | insert | delete | inject | annotate | manual
     message: str
     safety: str = ""
+    new_line: int = 0  # manual rows: where start_line is in the migrated file (0: not known)
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -73,6 +74,23 @@ def _offset(starts: list[int], lines: list[str], pos: Position) -> int:
     if pos.line - 1 >= len(lines):
         return starts[-1]
     return starts[pos.line - 1] + pos.col
+
+
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def moved_line(pos: Position, applied: Iterable[Edit]) -> int:
+    """The line `pos` lands on once `applied` (edits that do not contain it) are applied: a person
+    fixing a manual item opens the migrated file, not the original."""
+    delta = 0
+    for e in applied:
+        if e.end <= pos:
+            delta += len(_NEWLINE.findall(e.text)) - (e.end.line - e.start.line)
+    return pos.line + delta
+
+
+def _with_new_lines(changes: list[tuple[Change, Position]], applied: list[Edit]) -> list[Change]:
+    return [replace(c, new_line=moved_line(pos, applied)) for c, pos in changes]
 
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, list[Edit]]:
@@ -259,7 +277,6 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     nl = _newline(text)
     edits: list[Edit] = []
     changes: list[Change] = []
-    manual: list[Change] = []
     requires: set[str] = set()
     annotate_lines: dict[int, list[Finding]] = {}
     pending: list[Finding] = []
@@ -273,10 +290,11 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         elif not _harmless(f, opts.style) and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
                 f.severity != "info" or opts.style == "agnostic"):
             pending.append(f)
+    manual_at: list[tuple[Change, Position]] = []
     for f in pending:
         if _covered(f, edits):
             continue
-        manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
+        manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual", f.message), Position(f.line, f.col)))
         annotate_lines.setdefault(f.line, []).append(f)
     torch_name = _torch_binding(tree)
     if "device_type" in requires:
@@ -315,9 +333,9 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             for f in notes:
                 changes.append(Change(rel, line, line, f.rule, "annotate", f"TODO comment: {f.message}", "safe"))
     new_text, dropped = apply_edits(text, edits)
-    if dropped:
-        kept = {(c.start_line, c.rule) for c in changes}
-        changes = [c for c in changes if (c.start_line, c.rule) in kept]
+    applied = [e for e in edits if not any(e is d for d in dropped)]
+    applied = list({(e.start, e.end, e.text): e for e in applied}.values())  # identical edits apply once
+    manual = _with_new_lines(manual_at, applied)
     return RewriteResult(new_text, changes=changes, manual=manual)
 
 
@@ -341,8 +359,8 @@ def rewrite_config(kb: KnowledgeBase, rel: str, text: str, kind: str, opts: Opti
             edits.extend(fix.edits)
             changes.append(Change(rel, f.line, f.end_line, f.rule, "replace", fix.description, "safe"))
         elif f.severity != "info":
-            manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message))
-    new_text, _ = apply_edits(text, edits)
+            manual.append(Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line))
+    new_text, _ = apply_edits(text, edits)  # line-preserving: config replacements hold no newline
     return RewriteResult(new_text, changes=changes, manual=manual)
 
 

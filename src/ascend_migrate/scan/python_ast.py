@@ -796,7 +796,14 @@ class PythonAnalyzer(ast.NodeVisitor):
         arg = node.args[0]
         quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
         transfer = [self._replace(arg, f"({quote}cuda{quote}, {quote}npu{quote})")]
-        agnostic = [self._replace(node, f"(not {self.seg(func.value)}.startswith({quote}cpu{quote}))")]
+        on_cpu = f"{self.seg(func.value)}.startswith({quote}cpu{quote})"
+        parent = self.parent(node)
+        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
+            agnostic = [self._replace(parent, on_cpu)]  # `not x.startswith("cuda")` -> on the CPU
+        elif _bare_expression_ok(parent, node):
+            agnostic = [self._replace(node, f"not {on_cpu}")]
+        else:
+            agnostic = [self._replace(node, f"(not {on_cpu})")]
         fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
                  self._fix("agnostic", rule, agnostic, "test for an accelerator instead of CUDA")]
         self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
@@ -944,3 +951,17 @@ def _remove_argument(an: PythonAnalyzer, call: ast.Call, kw: ast.keyword) -> Opt
     if len(nodes) > 1:
         return Edit(an.start(kw), an.start(nodes[1]), "")
     return Edit(an.start(kw), an.end(kw), "")
+
+
+def _bare_expression_ok(parent: Optional[ast.AST], node: ast.AST) -> bool:
+    """Whether `not <expr>` may replace `node` without parentheses: it sits alone as a condition,
+    a value, an argument, or an operand of and/or (`not` binds tighter than those)."""
+    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
+        return parent.test is node
+    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)):
+        return parent.value is node
+    if isinstance(parent, ast.BoolOp):
+        return True
+    if isinstance(parent, ast.Call):
+        return any(a is node for a in parent.args)
+    return False

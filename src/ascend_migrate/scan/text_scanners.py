@@ -174,13 +174,14 @@ def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Fin
 
 
 # --------------------------------------------------------------------------- configs
-# rule, pattern, replacement in the transfer style, whether the replacement also suits the
-# device-agnostic style (configs describe one host; only backend names are style-neutral).
+# rule, pattern, replacement. Launch scripts and configs describe the host a run is launched on,
+# so both styles point them at the Ascend host; the agnostic style keeps the Python portable.
 _CONFIG_PATTERNS = (
-    ("DS001", re.compile(r"(?i)(?<![A-Za-z0-9_])nccl(?![A-Za-z0-9_])"), "hccl", True),
-    ("DV006", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "ASCEND_RT_VISIBLE_DEVICES", False),
-    ("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu", False),
+    ("DS001", re.compile(r"(?i)(?<![A-Za-z0-9_])nccl(?![A-Za-z0-9_])"), "hccl"),
+    ("DV006", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "ASCEND_RT_VISIBLE_DEVICES"),
+    ("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu"),
 )
+_CONFIG_STYLES = ("transfer", "agnostic")
 _NCCL_ENV = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
 
 
@@ -206,7 +207,7 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
         code = line[: _comment_start(line, kind)]
         if not code.strip():
             continue
-        for rule_id, pattern, replacement, both_styles in _CONFIG_PATTERNS:
+        for rule_id, pattern, replacement in _CONFIG_PATTERNS:
             rule = kb.rule(rule_id)
             for m in pattern.finditer(code):
                 g = 1 if m.groups() else 0
@@ -218,9 +219,8 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                 if replacement:
                     new = replacement.upper() if matched.isupper() else replacement
                     edit = Edit(Position(lineno, start), Position(lineno, end), new)
-                    styles = ("transfer", "agnostic") if both_styles else ("transfer",)
                     fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {new}")
-                                  for s in styles)
+                                  for s in _CONFIG_STYLES)
                 findings.append(Finding(
                     rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
                     message=format_message(rule, symbol=matched), severity=rule.severity,

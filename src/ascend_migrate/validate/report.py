@@ -51,7 +51,8 @@ def _evidence_line(ev: dict[str, Any]) -> str:
     if ev.get("note"):
         text += f" — {ev['note']}"
     if ev.get("output"):
-        text = f"output `{ev['output']}`: {text}"
+        prefix = f"output '{ev['output']}': "
+        text = f"output `{ev['output']}`: {text[len(prefix):] if text.startswith(prefix) else text}"
     return f"- {where}{rule}{text}".rstrip()
 
 

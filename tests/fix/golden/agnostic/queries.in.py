@@ -20,9 +20,12 @@ def main():
     on = x.device.type == "cuda"
     off = x.device.type != "cuda"
     gpu = str(x.device).startswith("cuda")
+    if not name.startswith('cuda') or gpu:
+        name = "host"
+    same = x.device.type.startswith("cuda") == gpu
     loader = torch.utils.data.DataLoader(ds, pin_memory=True, pin_memory_device="cuda")
     env = "CUDA_VISIBLE_DEVICES"
-    return major, minor, fast, name, peer, scaler, g, on, off, gpu, loader
+    return major, minor, fast, name, peer, scaler, g, on, off, gpu, same, loader
 
 
 if __name__ == "__main__":

@@ -22,10 +22,13 @@ def main():
     g = torch.cuda.graphs.CUDAGraph()
     on = x.device.type != "cpu"
     off = x.device.type == "cpu"
-    gpu = (not str(x.device).startswith("cpu"))
+    gpu = not str(x.device).startswith("cpu")
+    if name.startswith('cpu') or gpu:
+        name = "host"
+    same = (not x.device.type.startswith("cpu")) == gpu
     loader = torch.utils.data.DataLoader(ds, pin_memory=True)
     env = "CUDA_VISIBLE_DEVICES"
-    return major, minor, fast, name, peer, scaler, g, on, off, gpu, loader
+    return major, minor, fast, name, peer, scaler, g, on, off, gpu, same, loader
 
 
 if __name__ == "__main__":
