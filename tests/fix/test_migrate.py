@@ -102,6 +102,30 @@ def test_overlapping_edits_resolve_deterministically():
     assert apply_edits(text, list(reversed(edits)))[0] == out
 
 
+def test_nested_edit_composes_inside_a_wrapper_that_keeps_the_original():
+    text = "x = f(g(1))\n"
+    outer = Edit(Position(1, 4), Position(1, 11), "(f(g(1)) or 0)")   # wraps the original verbatim
+    inner = Edit(Position(1, 6), Position(1, 10), "h(1)")
+    out, dropped = apply_edits(text, [inner, outer])
+    assert out == "x = (f(h(1)) or 0)\n" and not dropped
+    rewritten = Edit(Position(1, 4), Position(1, 11), "k()")             # does not keep it: inner dropped
+    out, dropped = apply_edits(text, [inner, rewritten])
+    assert out == "x = k()\n" and dropped == [inner]
+
+
+def test_nested_cuda_calls_rewrite_in_one_pass(tmp_path):
+    """A capability query whose argument is itself a fixable CUDA call: both fixes land, and the
+    second pass finds nothing (before, the overlap made the file fail verification)."""
+    src = "import torch\nmajor, minor = torch.cuda.get_device_capability(torch.cuda.current_device())\n"
+    root = _tree(tmp_path, {"m.py": src})
+    result = migrate(root, style="agnostic", write=True)
+    assert not result.errors
+    assert (root / "m.py").read_text() == (
+        "import torch\nmajor, minor = (torch.cuda.get_device_capability(torch.accelerator.current_device_index())"
+        " if torch.version.cuda else (0, 0))\n")
+    assert [c.rule for c in result.changes] == ["CU101", "CU001"]
+
+
 def test_annotate_lists_manual_items_once(tmp_path):
     root = _tree(tmp_path, {"m.py": "import torch\nmodel = torch.nn.DataParallel(net)\n"})
     migrate(root, write=True, annotate=True)

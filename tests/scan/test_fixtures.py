@@ -25,3 +25,11 @@ def test_fixture(source: Path):
     with_severity = any(len(ln.split()) == 3 for ln in expected)
     result = analyse(Job(source.name, "python"), source.read_bytes(), load_knowledge())
     assert _render(result.findings, with_severity) == expected
+
+
+@pytest.mark.parametrize("source", CASES, ids=lambda p: p.stem)
+def test_fixture_findings_are_unique(source: Path):
+    """One construct is reported once per rule (nested calls were once visited twice)."""
+    result = analyse(Job(source.name, "python"), source.read_bytes(), load_knowledge())
+    keys = [(f.line, f.col, f.end_line, f.end_col, f.rule) for f in result.findings]
+    assert len(keys) == len(set(keys))

@@ -96,15 +96,17 @@ def _with_new_lines(changes: list[tuple[Change, Position]], applied: list[Edit])
 def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, list[Edit]]:
     """Apply non-overlapping edits; return the new text and the edits that were dropped.
 
-    Overlaps are resolved deterministically: identical edits collapse to one; otherwise the
-    edit that starts first (then the wider one) wins and the others are dropped.
+    Overlaps are resolved deterministically: identical edits collapse to one; an edit inside a
+    wider one whose replacement keeps the original text verbatim (a wrapper such as
+    `(X or (0, 0))`) is applied inside that copy, so nested fixes compose in one pass; otherwise
+    the edit that starts first (then the wider one) wins and the others are dropped.
     """
     lines = split_lines(text)
     starts = _offsets(lines)
     spans = [(_offset(starts, lines, e.start), _offset(starts, lines, e.end), e.text, i, e)
              for i, e in enumerate(edits)]
     spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), s[3]))
-    kept: list[tuple[int, int, str]] = []
+    kept: list[_Span] = []
     dropped: list[Edit] = []
     seen: set[tuple[int, int, str]] = set()
     last_end = -1
@@ -112,15 +114,46 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, list[Edit]]:
         if (start, end, new) in seen:
             continue
         if start < last_end:
-            dropped.append(edit)
-            continue
+            if not kept[-1].nest(text, start, end, new):
+                dropped.append(edit)
+                continue
+        else:
+            kept.append(_Span(start, end, new))
+            last_end = max(last_end, end)
         seen.add((start, end, new))
-        kept.append((start, end, new))
-        last_end = max(last_end, end)
     out = text
-    for start, end, new in reversed(kept):
-        out = out[:start] + new + out[end:]
+    for span in reversed(kept):
+        out = out[:span.start] + span.composed(text) + out[span.end:]
     return out, dropped
+
+
+@dataclass
+class _Span:
+    """A kept edit in character offsets, with the edits nested inside the text it keeps."""
+
+    start: int
+    end: int
+    text: str
+    inner: list[tuple[int, int, str]] = field(default_factory=list)
+
+    def nest(self, source: str, start: int, end: int, new: str) -> bool:
+        original = source[self.start:self.end]
+        inside = self.start <= start < end <= self.end and (start, end) != (self.start, self.end)
+        if not inside or self.text.count(original) != 1:
+            return False
+        if self.inner and start < self.inner[-1][1]:
+            return False  # overlaps an edit already nested here
+        self.inner.append((start, end, new))
+        return True
+
+    def composed(self, source: str) -> str:
+        if not self.inner:
+            return self.text
+        k = self.text.index(source[self.start:self.end])
+        out = self.text
+        for start, end, new in reversed(self.inner):
+            out = out[:k + start - self.start] + new + out[k + end - self.start:]
+        return out
 
 
 # --------------------------------------------------------------------------- insertion points

@@ -604,10 +604,7 @@ class PythonAnalyzer(ast.NodeVisitor):
                                    "fall back to (0, 0) when the NPU reports no capability"))
             fixes.append(self._fix("agnostic", rule, [self._replace(call, f"({text} if torch.version.cuda else (0, 0))")],
                                    "query the capability only on CUDA builds", requires=("torch",)))
-        self.report(rule, target, qual, fixes=fixes)
-        if call is not None:
-            for arg in (*call.args, *call.keywords):
-                self.visit(arg)
+        self.report(rule, target, qual, fixes=fixes)  # the call's arguments are visited with the call
 
     def _check_call_attribute(self, node: ast.Attribute) -> None:
         for rule in self.kb.rules_of_kind("call-attribute"):
