@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
+from ascend_migrate.scan import prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
@@ -37,11 +38,6 @@ DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml"
 CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
 
-# One regex decides whether a Python file can contain anything of interest.
-PREFILTER = re.compile(
-    rb"cuda|nccl|NCCL|DataParallel|cudnn|tf32|float64|double|Double|triton|__main__|getattr|"
-    rb"jit|cpp_extension|import|torch"
-)
 
 
 @dataclass
@@ -199,10 +195,33 @@ def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> F
             result.note = problem
             result.findings = ts.scan_tokens(kb, job.rel, text or "", problem)
             return result
-        if not PREFILTER.search(data):
-            return result
-        return analyse_python_text(job, text, kb, coverage, result)
+        name = job.rel.rsplit("/", 1)[-1]
+        if prefilter.needs_analysis(data, kb) or name in ("setup.py", "__main__.py"):
+            return analyse_python_text(job, text, kb, coverage, result)
+        if b"import" in data:
+            return _imports_only(job, text, kb, result)
+        return result
     return _analyse_other(job, data, kb, coverage, result)
+
+
+def _parse(job: Job, text: str, kb: KnowledgeBase, result: FileResult) -> Optional[ast.Module]:
+    """The module's tree, or None with SC001 and token-level findings recorded in `result`."""
+    try:
+        return ast.parse(text, filename=job.rel)
+    except (SyntaxError, ValueError) as exc:
+        result.note = f"syntax error line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
+    except RecursionError:
+        result.note = "too deeply nested to parse"
+    result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
+    return None
+
+
+def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) -> FileResult:
+    """A file the prefilter rules out: it can only contribute the frameworks it imports."""
+    tree = _parse(job, text, kb, result)
+    if tree is not None:
+        result.frameworks = prefilter.framework_imports(tree, kb)
+    return result
 
 
 def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = None,
@@ -210,35 +229,27 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     """Analyse already-decoded Python source (the migrator re-analyses its own output this way)."""
     if result is None:
         result = FileResult(lines=text.count("\n"))
-    if True:
-        try:
-            tree = ast.parse(text, filename=job.rel)
-        except (SyntaxError, ValueError) as exc:
-            reason = f"syntax error line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
-            result.note = reason
-            result.findings = ts.scan_tokens(kb, job.rel, text, reason)
-            return result
-        except RecursionError:
-            result.note = "too deeply nested to parse"
-            result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
-            return result
-        analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage)
-        result.findings = analyzer.run()
-        facts = analyzer.facts
-        result.main_guard = facts.main_guard_line
-        result.has_transfer_import = facts.has_transfer_import
-        result.imports_torch_npu = facts.imports_torch_npu
-        result.frameworks = dict(facts.frameworks)
-        if job.rel.rsplit("/", 1)[-1] == "__main__.py" and not result.main_guard:
-            result.main_guard = 1
-        if job.rel.rsplit("/", 1)[-1].lower() == "setup.py":
-            deps, fws = ts.scan_dependencies(kb, job.rel, text)
-            result.findings.extend(deps)
-            for fw in fws:
-                result.frameworks.setdefault(fw, 1)
-            result.console_scripts = _console_scripts(text)
-        _apply_suppressions(result, text)
+    tree = _parse(job, text, kb, result)
+    if tree is None:
         return result
+    analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage)
+    result.findings = analyzer.run()
+    facts = analyzer.facts
+    result.main_guard = facts.main_guard_line
+    result.has_transfer_import = facts.has_transfer_import
+    result.imports_torch_npu = facts.imports_torch_npu
+    result.frameworks = dict(facts.frameworks)
+    name = job.rel.rsplit("/", 1)[-1]
+    if name == "__main__.py" and not result.main_guard:
+        result.main_guard = 1
+    if name.lower() == "setup.py":
+        deps, fws = ts.scan_dependencies(kb, job.rel, text)
+        result.findings.extend(deps)
+        for fw in fws:
+            result.frameworks.setdefault(fw, 1)
+        result.console_scripts = _console_scripts(text)
+    _apply_suppressions(result, text)
+    return result
 
 
 def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, result: FileResult) -> FileResult:

@@ -1,0 +1,141 @@
+"""Which Python files need the full analysis, derived from the knowledge base.
+
+Every qualified name the analyser resolves is spelled out literally somewhere in the file: an
+import path plus attribute names, each component written in the source. So a file can only
+produce a finding for a rule if it contains one of that rule's tokens (for `torch.nn.DataParallel`,
+"DataParallel"). The tokens of every rule, plus the names behind the per-file facts (the
+`__main__` guard, torch_npu imports, CUDA-only package imports), form one regex; a file that
+matches none of them cannot have a finding and skips the analyser.
+
+Such a file may still import a framework (FW001 is placed at the first import of PyTorch, JAX,
+...), so it gets a parse and a walk over its import statements, about a tenth of the analysis.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from typing import Iterable
+
+from ascend_migrate.knowledge.base import KnowledgeBase
+
+# Facts the analyser records besides findings: entry points and transfer_to_npu imports.
+FACT_TOKENS = ("__main__", "torch_npu")
+# Match kinds whose findings never come from Python source.
+NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework"})
+# Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
+_KIND_TOKENS = {
+    "cuda-table": ("cuda",),
+    "device-string": ("cuda",),
+    "device-check": ("cuda",),
+    "dynamic": ("cuda",),
+    "nccl": ("nccl",),
+}
+
+_cache: dict[int, tuple[KnowledgeBase, "re.Pattern[bytes]"]] = {}
+
+
+# Components too common to tell a file apart; any other component of the name will do.
+_COMMON = frozenset({"torch", "nn", "utils", "parallel", "distributed", "backends", "version", "amp"})
+
+
+def _rarest_component(qualname: str) -> str:
+    """The component to look for: every component of a resolved name is written in the file."""
+    parts = qualname.split(".")
+    cuda_like = [p for p in parts if re.search("cuda|cudnn|nccl", p, re.I)]
+    if cuda_like:  # torch.backends.cudnn.benchmark: "cudnn" is rarer than "benchmark"
+        return min(cuda_like, key=len)
+    return max((p for p in parts if p not in _COMMON), key=len, default=max(parts, key=len))
+
+
+def _literal_prefix(pattern: str) -> str:
+    """The literal text a regex starts with (`^NCCL_[A-Z]+$` -> `NCCL_`)."""
+    out = []
+    for ch in pattern.lstrip("^"):
+        if ch.isalnum() or ch == "_":
+            out.append(ch)
+        else:
+            break
+    return "".join(out)
+
+
+def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
+    """rule id -> strings, one of which a Python file must contain for the rule to fire.
+
+    Raises ValueError for a match kind this module does not know, so a new kind cannot slip past
+    the prefilter unnoticed.
+    """
+    out: dict[str, tuple[str, ...]] = {}
+    for rule in kb.rules.values():
+        kind = rule.match["kind"]
+        if kind in NON_PYTHON_KINDS:
+            continue
+        tokens: list[str] = list(_KIND_TOKENS.get(kind, ()))
+        names = list(rule.match.get("names", ()))
+        if kind in ("qualname", "keyword", "call-attribute", "positional-count", "first-arg-device",
+                    "decorator", "float64"):
+            tokens += [_rarest_component(n) for n in names]
+            tokens += list(rule.match.get("methods", ()))
+        elif kind in ("method-call", "attribute"):
+            tokens += names
+        elif kind == "keyword-value":
+            tokens += list(rule.match.get("keywords", ()))
+        elif kind == "env-var":
+            prefix = _literal_prefix(rule.match["pattern"])
+            if not prefix:
+                raise ValueError(f"{rule.id}: env-var pattern has no literal prefix for the prefilter")
+            tokens.append(prefix)
+        elif kind == "package-import":
+            tokens += [imp for pkg in kb.packages for imp in pkg.imports]
+        elif kind not in _KIND_TOKENS:
+            raise ValueError(f"{rule.id}: the prefilter does not know match kind {kind!r}")
+        if not tokens:
+            raise ValueError(f"{rule.id}: no prefilter token")
+        out[rule.id] = tuple(dict.fromkeys(tokens))
+    return out
+
+
+_ANY_CASE = ("cuda", "nccl")
+
+
+def _regex(tokens: Iterable[str]) -> "re.Pattern[bytes]":
+    """cuda and nccl match anywhere in any case (CUDA_VISIBLE_DEVICES, NCCL_DEBUG, CUDAExtension,
+    is_cuda); every other token is an identifier and matches only as a whole word, so `script`
+    does not match `description`."""
+    words = sorted({t for t in tokens if not any(a in t.lower() for a in _ANY_CASE)}, key=lambda t: (-len(t), t))
+    alternatives = [rb"(?i:cuda|nccl)"]
+    if words:
+        alternatives.append(rb"\b(?:" + b"|".join(re.escape(w).encode() for w in words) + rb")\b")
+    return re.compile(b"|".join(alternatives))
+
+
+def pattern(kb: KnowledgeBase) -> "re.Pattern[bytes]":
+    """The compiled prefilter for this knowledge base (built once per knowledge base)."""
+    hit = _cache.get(id(kb))
+    if hit is not None and hit[0] is kb:
+        return hit[1]
+    tokens = [t for ts in rule_tokens(kb).values() for t in ts] + list(FACT_TOKENS)
+    compiled = _regex(tokens)
+    _cache[id(kb)] = (kb, compiled)
+    return compiled
+
+
+def needs_analysis(data: bytes, kb: KnowledgeBase) -> bool:
+    return pattern(kb).search(data) is not None
+
+
+def framework_imports(tree: ast.Module, kb: KnowledgeBase) -> dict[str, int]:
+    """framework key -> line of its first import, as the analyser records it."""
+    by_import = {imp: fw.key for fw in kb.frameworks for imp in fw.imports}
+    found: dict[str, int] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
+            modules = [node.module]
+        else:
+            continue
+        for module in modules:
+            key = by_import.get(module.split(".")[0])
+            if key is not None and (key not in found or node.lineno < found[key]):
+                found[key] = node.lineno
+    return found
