@@ -114,7 +114,10 @@ def test_each_rule_example_carries_its_own_token():
     "import torch\nx = torch.zeros(3, dtype=torch.float64)\n",
     "from torch import nn\nmodel = nn.DataParallel(net)\n",
     "import jax\nimport torch\n",
-], ids=["main-guard", "torch-npu", "float64", "data-parallel", "frameworks"])
+    "class A:\n    def f(self):\n        with x:\n            try:\n                pass\n            except E:\n"
+    "                import jax\n            finally:\n                match y:\n                    case 1:\n"
+    "                        from paddle import nn\n",
+], ids=["main-guard", "torch-npu", "float64", "data-parallel", "frameworks", "nested-imports"])
 def test_facts_without_cuda_tokens_are_kept(source):
     """Files that name nothing CUDA still carry facts: entry points, transfer imports, frameworks."""
     _assert_equivalent("m.py", source.encode())

@@ -127,7 +127,7 @@ def framework_imports(tree: ast.Module, kb: KnowledgeBase) -> dict[str, int]:
     """framework key -> line of its first import, as the analyser records it."""
     by_import = {imp: fw.key for fw in kb.frameworks for imp in fw.imports}
     found: dict[str, int] = {}
-    for node in ast.walk(tree):
+    for node in _statements(tree.body):
         if isinstance(node, ast.Import):
             modules = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and not node.level and node.module:
@@ -139,3 +139,19 @@ def framework_imports(tree: ast.Module, kb: KnowledgeBase) -> dict[str, int]:
             if key is not None and (key not in found or node.lineno < found[key]):
                 found[key] = node.lineno
     return found
+
+
+_NESTED = ("body", "orelse", "finalbody", "handlers", "cases")
+
+
+def _statements(body: list) -> Iterable[ast.AST]:
+    """Every statement, however nested (imports are statements; expressions, the bulk of a tree,
+    cannot hold one), without walking expressions as ast.walk would."""
+    stack = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        for name in _NESTED:
+            child = getattr(node, name, None)
+            if isinstance(child, list):
+                stack.extend(reversed(child))
