@@ -4,6 +4,7 @@ Review the diff of tests/fix/golden before committing it.
 """
 from pathlib import Path
 
+from ascend_migrate.fix.notebook import rewrite_notebook
 from ascend_migrate.fix.rewrite import Options, rewrite_config, rewrite_python
 from ascend_migrate.knowledge.base import load_knowledge
 
@@ -23,6 +24,8 @@ def rewrite(style: str, src: Path) -> bytes:
     ext = src.suffixes[-1]
     if ext == ".py":
         return rewrite_python(kb, src.name, text, options_for(style, src.name)).text.encode("utf-8")
+    if ext == ".ipynb":
+        return rewrite_notebook(kb, src.name, text, options_for(style, src.name)).text.encode("utf-8")
     return rewrite_config(kb, src.name, text, CONFIG_KINDS[ext], options_for(style, src.name)).text.encode("utf-8")
 
 

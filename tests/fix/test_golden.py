@@ -41,7 +41,10 @@ def test_goldens_cover_every_fixable_rule():
             if s != style:
                 continue
             ext = src.suffixes[-1]
-            job = Job(src.name, "python", "") if ext == ".py" else Job(src.name, "config", golden.CONFIG_KINDS[ext])
+            if ext in (".py", ".ipynb"):
+                job = Job(src.name, "python" if ext == ".py" else "notebook", "")
+            else:
+                job = Job(src.name, "config", golden.CONFIG_KINDS[ext])
             for f in analyse(job, src.read_bytes(), kb).findings:
                 if f.fix_for(style) is not None and f.fix_for(style).edits:
                     fired.add(f.rule)

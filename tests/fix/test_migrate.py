@@ -1,4 +1,5 @@
 """Tree-level migration: never lose data, keep bytes outside edits, verify, idempotency."""
+import json
 import os
 import stat
 import subprocess
@@ -227,3 +228,79 @@ def test_moved_line_counts_only_edits_before_the_position():
     assert moved_line(Position(5, 8), edits) == 5 + 2 - 2  # after the join, on its last line
     assert moved_line(Position(1, 0), edits[:1]) == 3
     assert moved_line(Position(10, 0), edits) == 11
+
+
+
+def _notebook(cells, **dump) -> str:
+    nb = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": c}
+                    for c in cells], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return json.dumps(nb, **dump) + "\n"
+
+
+def test_notebook_is_rewritten_cell_by_cell_keeping_magics_and_layout(tmp_path):
+    text = _notebook([["%load_ext autoreload\n", "import torch\n"],
+                      ["!nvidia-smi\n", "torch.cuda.synchronize()\n", "x = torch.ones(2).cuda()"]],
+                     indent=1, sort_keys=True, ensure_ascii=False)
+    root = _tree(tmp_path, {"nb.ipynb": text})
+    result = migrate(root, style="agnostic", write=True)
+    assert not result.errors
+    new = (root / "nb.ipynb").read_text()
+    cells = [c["source"] for c in json.loads(new)["cells"]]
+    assert cells[0][0] == "%load_ext autoreload\n" and cells[1][0] == "!nvidia-smi\n"
+    assert "torch.accelerator.synchronize()\n" in cells[1] and cells[1][-1] == "x = torch.ones(2).to(_device_type)"
+    assert sum("_device_type = " in line for c in cells for line in c) == 1  # defined once, where first needed
+    assert new == json.dumps(json.loads(new), indent=1, sort_keys=True, ensure_ascii=False) + "\n"
+    assert {c.message.split(":")[0] for c in result.changes} == {"cell 2"}
+    assert migrate(root, style="agnostic").diff() == ""  # a second run changes nothing
+
+
+def test_transfer_imports_go_into_the_first_code_cell_only(tmp_path):
+    root = _tree(tmp_path, {"nb.ipynb": _notebook(["import torch", "torch.cuda.synchronize()"], indent=1)})
+    migrate(root, style="transfer", write=True)
+    cells = [c["source"] for c in json.loads((root / "nb.ipynb").read_text())["cells"]]
+    assert cells[0].startswith("import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n")
+    assert cells[1] == "torch.cuda.synchronize()"
+
+
+def test_notebook_in_an_unusual_json_layout_is_reported_not_rewritten(tmp_path):
+    text = _notebook(["import torch\ntorch.cuda.synchronize()"], indent=3)
+    root = _tree(tmp_path, {"nb.ipynb": text})
+    result = migrate(root, style="agnostic", write=True)
+    assert (root / "nb.ipynb").read_text() == text
+    assert result.errors and "JSON layout" in result.errors[0].error
+
+
+def test_helper_is_kept_when_the_first_statement_after_the_imports_is_rewritten():
+    """The `_device_type` definition and a fix of the next line start at the same offset: both apply
+    (the definition used to be dropped, leaving `_device_type` undefined)."""
+    kb = load_knowledge()
+    source = "import torch\ntorch.cuda.is_available()\nx = torch.ones(2).cuda()\n"
+    out = rewrite_python(kb, "a.py", source, Options(style="agnostic"))
+    assert out.text.index("_device_type = ") < out.text.index("x = torch.ones(2).to(_device_type)")
+    ns: dict = {}
+    exec(compile(out.text, "a.py", "exec"), ns)  # runs on this CPU-only machine
+    assert ns["x"].device.type == "cpu"
+
+
+def test_a_fix_that_loses_an_edit_is_withdrawn_whole():
+    """Two fixes claim overlapping ranges: the loser is not half-applied but listed as manual."""
+    from ascend_migrate.fix import rewrite as rw
+    from ascend_migrate.scan.finding import Finding, Fix
+
+    text = "import torch\ny = f(a, b)\n"
+    first = Finding(rule="CU001", path="a.py", line=2, col=4, end_line=2, end_col=11, message="first",
+                    severity="warning", fixes=(Fix(style="transfer", edits=(Edit(Position(2, 4), Position(2, 11), "g(a, b)"),),
+                                                   safety="safe"),))
+    second = Finding(rule="CU002", path="a.py", line=2, col=6, end_line=2, end_col=10, message="second",
+                     severity="warning", fixes=(Fix(style="transfer", edits=(
+                         Edit(Position(2, 0), Position(2, 1), "z"),          # applies on its own
+                         Edit(Position(2, 6), Position(2, 7), "A")), safety="safe"),))  # loses to `first`
+    original = rw.analyse_python_text
+    try:
+        rw.analyse_python_text = lambda *a, **k: type("R", (), {"findings": [first, second]})()
+        out = rw.rewrite_python(load_knowledge(), "a.py", text, Options(style="transfer"))
+    finally:
+        rw.analyse_python_text = original
+    assert out.text == "import torch\ny = g(a, b)\n"  # not "z = g(a, b)": the second fix is withdrawn whole
+    assert [c.rule for c in out.changes] == ["CU001"]
+    assert [c.rule for c in out.manual] == ["CU002"] and "not applied" in out.manual[0].message

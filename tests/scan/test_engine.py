@@ -62,6 +62,19 @@ def test_notebook_cells(tmp_path):
     assert (3, "CU001", "cell 2") in found and (1, "DV002", "cell 3") in found
 
 
+def test_notebook_cells_share_one_namespace(tmp_path):
+    """Names imported in one cell resolve in later cells; a later rebinding shadows them."""
+    nb = {"cells": [{"cell_type": "code", "source": "import torch\nfrom torch.cuda import amp\n"},
+                    {"cell_type": "code", "source": "torch.cuda.synchronize()\nwith amp.autocast():\n    pass\n"},
+                    {"cell_type": "code", "source": "torch = object()\n"},
+                    {"cell_type": "code", "source": "torch.cuda.synchronize()\n"}], "nbformat": 4}
+    _write(tmp_path, "nb.ipynb", json.dumps(nb))
+    result = scan(tmp_path, use_cache=False)
+    found = [(f.message.split(":")[0], f.line, f.rule) for f in result.findings if f.path == "nb.ipynb"]
+    assert ("cell 2", 1, "CU001") in found and ("cell 2", 2, "AM001") in found
+    assert not [x for x in found if x[0] == "cell 4"]
+
+
 def test_configs_are_scanned_with_low_confidence(tmp_path):
     _write(tmp_path, "run.sh", "# nccl in a comment is ignored\nexport NCCL_IB_DISABLE=1\nCUDA_VISIBLE_DEVICES=0 python main.py --device cuda:0\n")
     _write(tmp_path, "ds.json", '{"communication_data_type": "fp16", "dist_backend": "nccl"}\n')

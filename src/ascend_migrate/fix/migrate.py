@@ -22,6 +22,7 @@ from typing import Optional
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import MAX_FILE_BYTES, SKIP_DIRS, _decode, classify
+from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
 
 CHANGES_NAME = "ascend-migrate-changes"
@@ -113,7 +114,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     for rel in paths:
         job = classify(rel)
         full = base / rel if root.is_dir() else root
-        if job is None or job.kind not in ("python", "config") or not full.is_file() or full.is_symlink():
+        if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() or full.is_symlink():
             manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
                       for f in scan_result.findings if f.path == rel and f.severity != "info"]
             if manual:
@@ -133,6 +134,9 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
                 result.files.append(outcome)
                 continue
             rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
+        elif job.kind == "notebook":
+            text = data.decode("utf-8", errors="surrogateescape")
+            rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
         else:
             text = data.decode("utf-8", errors="surrogateescape")
             rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
@@ -140,7 +144,10 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         if rewritten.error:
             outcome.error = rewritten.error
         elif rewritten.text != text:
-            problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
+            if job.kind == "notebook":
+                problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
+            else:
+                problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
             if problem:
                 outcome.error = problem
                 outcome.changes = []

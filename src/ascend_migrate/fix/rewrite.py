@@ -43,6 +43,7 @@ class RewriteResult:
     changes: list[Change] = field(default_factory=list)
     manual: list[Change] = field(default_factory=list)
     error: str = ""
+    edits: list[Edit] = field(default_factory=list)  # the edits applied to the input text
 
     @property
     def changed(self) -> bool:
@@ -105,7 +106,9 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> tuple[str, list[Edit]]:
     starts = _offsets(lines)
     spans = [(_offset(starts, lines, e.start), _offset(starts, lines, e.end), e.text, i, e)
              for i, e in enumerate(edits)]
-    spans.sort(key=lambda s: (s[0], -(s[1] - s[0]), s[3]))
+    # Insertions first at a shared start: a line inserted before a statement stays when the
+    # statement itself is rewritten (the `_device_type` helper above the first rewritten line).
+    spans.sort(key=lambda s: (s[0], s[1] > s[0], -(s[1] - s[0]), s[3]))
     kept: list[_Span] = []
     dropped: list[Edit] = []
     seen: set[tuple[int, int, str]] = set()
@@ -296,9 +299,15 @@ def _covered(finding: Finding, edits: list[Edit]) -> bool:
     return any(e.start <= start < e.end for e in edits)
 
 
-def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None) -> RewriteResult:
-    """Rewrite one Python module's text (already decoded, BOM removed)."""
-    findings = analyse_python_text(Job(rel, "python"), text, kb, coverage).findings
+def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None,
+                   outer: Optional[dict[str, Optional[str]]] = None) -> RewriteResult:
+    """Rewrite one Python module's text (already decoded, BOM removed).
+
+    `outer` holds module-level bindings made elsewhere (earlier notebook cells, name -> qualified
+    name): names resolve through them, and `torch` or `_device_type` are not added again.
+    """
+    outer = outer or {}
+    findings = analyse_python_text(Job(rel, "python"), text, kb, coverage, outer=outer).findings
     if any(f.rule == "SC001" for f in findings):
         reason = next(f.symbol for f in findings if f.rule == "SC001")
         return RewriteResult(text, manual=[Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {reason}")])
@@ -313,10 +322,12 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     requires: set[str] = set()
     annotate_lines: dict[int, list[Finding]] = {}
     pending: list[Finding] = []
+    fix_rows: list[tuple[int, tuple[Edit, ...], Finding]] = []  # (row in changes, its edits, finding)
     for f in findings:
         fix = _usable(f, opts)
         if fix is not None:
             edits.extend(fix.edits)
+            fix_rows.append((len(changes), fix.edits, f))
             requires.update(r for r in fix.requires if not r.startswith("torch>="))
             op = "delete" if all(not e.text for e in fix.edits) else "replace"
             changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))
@@ -329,7 +340,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             continue
         manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual", f.message), Position(f.line, f.col)))
         annotate_lines.setdefault(f.line, []).append(f)
-    torch_name = _torch_binding(tree)
+    torch_name = _torch_binding(tree) or ("torch" if outer.get("torch") == "torch" else None)
     if "device_type" in requires:
         requires.add("torch")
     if "torch" in requires and torch_name is None:
@@ -337,7 +348,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         edits.append(Edit(pos, pos, "import torch" + nl))
         changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))
         torch_name = "torch"
-    if "device_type" in requires and not _module_binds(tree, "_device_type"):
+    if "device_type" in requires and not _module_binds(tree, "_device_type") and "_device_type" not in outer:
         pos = _after_imports(tree, lines)
         helper = device_type_helper(torch_name or "torch", opts.min_torch, nl)
         if pos.line <= len(lines) and lines[pos.line - 1].strip():
@@ -365,11 +376,28 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             edits.append(Edit(_line_start(line), _line_start(line), text_lines))
             for f in notes:
                 changes.append(Change(rel, line, line, f.rule, "annotate", f"TODO comment: {f.message}", "safe"))
-    new_text, dropped = apply_edits(text, edits)
-    applied = [e for e in edits if not any(e is d for d in dropped)]
-    applied = list({(e.start, e.end, e.text): e for e in applied}.values())  # identical edits apply once
+    fix_edit_ids = {id(e) for _, fix_edits, _ in fix_rows for e in fix_edits}
+    withdrawn: set[int] = set()
+    while True:
+        new_text, dropped = apply_edits(text, edits)
+        dropped_ids = {id(e) for e in dropped}
+        if dropped_ids - fix_edit_ids:  # an inserted import, helper or comment did not fit
+            return RewriteResult(text, error="an inserted line overlaps a rewritten range")
+        # A fix applies whole or not at all: withdraw any fix that lost an edit, then re-apply.
+        lost = [(row, fix_edits, f) for row, fix_edits, f in fix_rows
+                if row not in withdrawn and any(id(e) in dropped_ids for e in fix_edits)]
+        if not lost:
+            break
+        for row, fix_edits, f in lost:
+            withdrawn.add(row)
+            gone = {id(e) for e in fix_edits}
+            edits = [e for e in edits if id(e) not in gone]
+            manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual",
+                                     f"{f.message} (its fix overlaps another one; not applied)"), Position(f.line, f.col)))
+    changes = [c for i, c in enumerate(changes) if i not in withdrawn]
+    applied = list({(e.start, e.end, e.text): e for e in edits}.values())  # identical edits apply once
     manual = _with_new_lines(manual_at, applied)
-    return RewriteResult(new_text, changes=changes, manual=manual)
+    return RewriteResult(new_text, changes=changes, manual=manual, edits=applied)
 
 
 def _inside_multiline_string(tree: ast.Module, line: int) -> bool:

@@ -225,14 +225,16 @@ def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) ->
 
 
 def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = None,
-                        result: Optional[FileResult] = None) -> FileResult:
-    """Analyse already-decoded Python source (the migrator re-analyses its own output this way)."""
+                        result: Optional[FileResult] = None,
+                        outer: Optional[dict[str, Optional[str]]] = None) -> FileResult:
+    """Analyse already-decoded Python source (the migrator re-analyses its own output this way).
+    `outer`: bindings of earlier notebook cells."""
     if result is None:
         result = FileResult(lines=text.count("\n"))
     tree = _parse(job, text, kb, result)
     if tree is None:
         return result
-    analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage)
+    analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage, outer=outer)
     result.findings = analyzer.run()
     facts = analyzer.facts
     result.main_guard = facts.main_guard_line
@@ -260,6 +262,7 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
         except (ValueError, json.JSONDecodeError) as exc:
             result.note = f"not a readable notebook: {exc}"
             return result
+        names: dict[str, Optional[str]] = {}  # cells share one namespace
         for number, source in cells:
             try:
                 tree = ast.parse(source, filename=job.rel)
@@ -267,8 +270,9 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
                 for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
                     result.findings.append(f)
                 continue
-            analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number)
+            analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number, outer=names)
             result.findings.extend(analyzer.run())
+            names = analyzer.exported_names()
             for fw, line in analyzer.facts.frameworks.items():
                 result.frameworks.setdefault(fw, line)
         return result

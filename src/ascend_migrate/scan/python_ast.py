@@ -161,8 +161,13 @@ class PythonAnalyzer(ast.NodeVisitor):
     """Walk one module and report findings against the knowledge base."""
 
     def __init__(self, kb: KnowledgeBase, path: str, source: str, tree: ast.Module,
-                 coverage: Optional[object] = None, cell: Optional[int] = None) -> None:
+                 coverage: Optional[object] = None, cell: Optional[int] = None,
+                 outer: Optional[dict[str, Optional[str]]] = None) -> None:
+        """`outer`: names earlier notebook cells bound at module level (name -> qualified name,
+        None for non-module values), so `torch` imported in cell 1 resolves in cell 5."""
         self.kb = kb
+        self.outer = dict(outer or {})
+        self.module_names: dict[str, Optional[str]] = {}
         self.path = path
         self.lines = split_lines(source)
         self.tree = tree
@@ -237,6 +242,18 @@ class PythonAnalyzer(ast.NodeVisitor):
         for name in collector.globals:
             self.scopes[-1].names.pop(name, None)
 
+    def bind_only(self) -> dict[str, Optional[str]]:
+        """Module-level bindings without analysing anything (for the next notebook cell)."""
+        if self.outer:
+            self.scopes.append(_Scope(dict(self.outer), False))
+        self._push_scope(self.tree.body)
+        self.module_names = self.scopes[-1].names
+        return self.exported_names()
+
+    def exported_names(self) -> dict[str, Optional[str]]:
+        """Module-level bindings as the next notebook cell sees them (after `run`)."""
+        return {**self.outer, **self.module_names}
+
     def lookup(self, name: str) -> Optional[str]:
         innermost = True
         for scope in reversed(self.scopes):
@@ -299,7 +316,10 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     # ----------------------------------------------------------------- traversal
     def run(self) -> list[Finding]:
+        if self.outer:
+            self.scopes.append(_Scope(dict(self.outer), False))
         self._push_scope(self.tree.body)
+        self.module_names = self.scopes[-1].names
         for stmt in self.tree.body:
             if _is_main_guard(stmt):
                 self.facts.main_guard_line = stmt.lineno
