@@ -304,3 +304,42 @@ def test_a_fix_that_loses_an_edit_is_withdrawn_whole():
     assert out.text == "import torch\ny = g(a, b)\n"  # not "z = g(a, b)": the second fix is withdrawn whole
     assert [c.rule for c in out.changes] == ["CU001"]
     assert [c.rule for c in out.manual] == ["CU002"] and "not applied" in out.manual[0].message
+
+
+def test_modulo_continuation_is_not_taken_for_a_magic(tmp_path):
+    """`%2` continuing an expression is the modulo operator: kept, and the fix around it is exact."""
+    root = _tree(tmp_path, {"nb.ipynb": _notebook([["import torch\n", "n = 7\n", "cap = torch.cuda.get_device_capability(\n",
+                                                     "    n\n", "    %2\n", ")\n"]], indent=1)})
+    migrate(root, style="transfer", write=True)
+    cell = json.loads((root / "nb.ipynb").read_text())["cells"][0]["source"]
+    assert cell[-3:] == ["    n\n", "    %2\n", ") or (0, 0))\n"]
+
+
+def test_writefile_cells_are_listed_not_rewritten_and_bind_nothing(tmp_path):
+    cells = ["import torch\n", "%%writefile helper.py\nimport torch\nx = torch.zeros(2, device=\"cuda\")\n",
+             "y = torch.ones(2, device=\"cuda\")\n"]
+    root = _tree(tmp_path, {"nb.ipynb": _notebook(cells, indent=1)})
+    result = migrate(root, style="agnostic", write=True)
+    new = [c["source"] for c in json.loads((root / "nb.ipynb").read_text())["cells"]]
+    assert new[1] == cells[1]
+    assert "_device_type = " in new[2] and new[2].endswith('y = torch.ones(2, device=_device_type)\n')
+    assert [m.message.split(" ", 2)[:2] for m in result.manual] == [["cell", "2"]]
+
+
+def test_cell_lines_split_like_jupyter(tmp_path):
+    root = _tree(tmp_path, {"nb.ipynb": _notebook([["import torch\n", 's = "a\u2028b"\n', "x = torch.zeros(2, device='cuda')"]],
+                                                  indent=1, ensure_ascii=False)})
+    migrate(root, style="agnostic", write=True)
+    cell = json.loads((root / "nb.ipynb").read_text())["cells"][0]["source"]
+    assert 's = "a\u2028b"\n' in cell and all(line.endswith("\n") for line in cell[:-1])
+
+
+def test_annotation_inside_a_multiline_rewrite_goes_above_it(tmp_path):
+    src = ('import torch\ndef f(x):\n    on = (x.device.type\n          == "cuda") and '
+           'torch.cuda.get_device_properties(0).warp_size > 32\n    return on\n')
+    root = _tree(tmp_path, {"a.py": src})
+    result = migrate(root, style="agnostic", annotate=True, write=True)
+    assert not result.errors
+    lines = (root / "a.py").read_text().splitlines()
+    assert lines[2].strip().startswith("# TODO(npu): CU102") and 'x.device.type != "cpu"' in lines[3]
+    assert [(m.rule, m.new_line) for m in result.manual] == [("CU102", 4)]

@@ -14,7 +14,7 @@ import pytest
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan import prefilter
-from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
+from ascend_migrate.scan.engine import Job, _decode, analyse, analyse_python_text
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = load_knowledge()
@@ -28,10 +28,12 @@ def _facts(result):
 
 def _assert_equivalent(rel: str, data: bytes) -> bool:
     """True when the prefilter skipped the analyser for this file."""
+    text, problem = _decode(data)
+    assert not problem, problem
     fast = analyse(Job(rel, "python"), data, KB)
-    full = analyse_python_text(Job(rel, "python"), data.decode("utf-8"), KB)
+    full = analyse_python_text(Job(rel, "python"), text, KB)
     assert _facts(fast) == _facts(full), rel
-    return not prefilter.needs_analysis(data, KB)
+    return not prefilter.needs_analysis(text, KB)
 
 
 def _bench_module():
@@ -58,7 +60,7 @@ def test_an_unknown_match_kind_is_refused():
 
 def test_files_without_tokens_skip_the_analyser_but_keep_their_framework():
     data = b'"""Plain model code."""\nimport math\n\nimport torch.nn as nn\n\n\ndef f(x):\n    return nn.ReLU()(x)\n'
-    assert not prefilter.needs_analysis(data, KB)
+    assert not prefilter.needs_analysis(data.decode(), KB)
     result = analyse(Job("m.py", "python"), data, KB)
     assert result.frameworks == {"pytorch": 4}
     assert not result.findings
@@ -123,3 +125,26 @@ def test_facts_without_cuda_tokens_are_kept(source):
     _assert_equivalent("m.py", source.encode())
     full = analyse_python_text(Job("m.py", "python"), source, KB)
     assert full.findings or full.main_guard or full.imports_torch_npu or len(full.frameworks) > 1
+
+
+
+@pytest.mark.parametrize("rel,data", [
+    ("m.py", b'import os\nd = "\\x63uda:0"\n'),                                   # escape spells cuda
+    ("m.py", b'import os\nif __name__ == "__m\\x61in__":\n    pass\n'),           # escape spells __main__
+    ("m.py", "import torch\ntorch.\uff43\uff55\uff44\uff41.synchronize()\n".encode()),  # NFKC identifier
+    ("m.py", b"# coding: utf-7\nimport torch\ntorch.+AGM-uda.synchronize()\n"),    # utf-7 spells cuda
+    ("Setup.py", b'from setuptools import setup\nsetup(name="x", install_requires=["flash-attn", "jax"])\n'),
+], ids=["hex-escape", "main-escape", "nfkc", "utf-7", "setup-case"])
+def test_spellings_that_hide_a_token_still_get_the_full_analysis(rel, data):
+    fast = analyse(Job(rel, "python"), data, KB)
+    text, _ = _decode(data)
+    full = analyse_python_text(Job(rel, "python"), text, KB)
+    assert full.findings or full.main_guard, "the case must have something to find"
+    assert _facts(fast) == _facts(full)
+
+
+@pytest.mark.xfail(strict=True, reason="documented gap: a token split across adjacent string literals")
+def test_adjacent_literals_are_a_known_gap():
+    data = b'import os\nd = "cu" "da"\n'
+    assert _facts(analyse(Job("m.py", "python"), data, KB)) == _facts(
+        analyse_python_text(Job("m.py", "python"), data.decode(), KB))

@@ -4,7 +4,9 @@ Cells share one namespace, so they are rewritten in order as parts of one progra
 transfer_to_npu imports go into the first code cell that parses, and `import torch` or the
 `_device_type` helper are added only where no earlier cell provides them. IPython magics
 (`%time`, `!pip`) are blanked for analysis, line for line, and the edits are then applied to
-the real cell text, so magics stay as they are.
+the real cell text, so magics stay as they are; a cell whose edits would read differently on the
+real text is listed instead. Cells under a cell magic that does not run Python in the notebook
+(`%%writefile`, `%%bash`) bind nothing and are not rewritten: their findings are listed.
 
 The notebook is written back in its own JSON layout (indent, key order, escaping); a layout
 this module cannot reproduce exactly is reported rather than rewritten into a noisy diff.
@@ -18,7 +20,9 @@ from typing import Any, Optional
 
 from ascend_migrate.fix.rewrite import Change, Options, RewriteResult, apply_edits, rewrite_python
 from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.scan.engine import Job, analyse_python_text
 from ascend_migrate.scan.python_ast import PythonAnalyzer
+from ascend_migrate.scan.text_scanners import cell_lines, cell_magic, mask_magics, notebook_code_cells
 
 _LAYOUTS = [(indent, sort_keys, ascii_only) for indent in (1, 2, 4, None)
             for sort_keys in (True, False) for ascii_only in (False, True)]
@@ -32,19 +36,6 @@ def _layout(nb: Any, text: str) -> Optional[dict[str, Any]]:
         if json.dumps(nb, **kwargs) + tail == text:
             return {**kwargs, "tail": tail}
     return None
-
-
-def _mask(source: str) -> str:
-    """Magic and shell lines blanked, keeping their line endings: every other line, and every
-    line number, stays as it is."""
-    out = []
-    for line in source.splitlines(keepends=True):
-        if line.lstrip().startswith(("%", "!")):
-            body = line.rstrip("\r\n")
-            out.append(line[len(body):])  # keep only the line ending
-        else:
-            out.append(line)
-    return "".join(out)
 
 
 def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None) -> RewriteResult:
@@ -65,12 +56,8 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
     names: dict[str, Optional[str]] = {}  # module-level bindings of the cells so far
     needs_inject = opts.style == "transfer"
     changed = False
-    for number, cell in enumerate(cells, 1):
-        if not isinstance(cell, dict) or cell.get("cell_type") != "code":
-            continue
-        raw = cell.get("source", "")
-        source = "".join(str(s) for s in raw) if isinstance(raw, list) else str(raw)
-        masked = _mask(source)
+    for cell in notebook_code_cells(text):
+        number, source, masked = cell.number, cell.source, cell.masked
         try:
             ast.parse(masked)
         except SyntaxError as exc:
@@ -78,41 +65,38 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
                                  f"cell {number}: not rewritten: syntax error line {exc.lineno}: {exc.msg}",
                                  new_line=exc.lineno or 1))
             continue
-        cell_opts = replace(opts, inject=needs_inject)
-        result = rewrite_python(kb, rel, masked, cell_opts, coverage, outer=names)
+        if not cell.in_kernel:  # %%writefile, %%bash, ...: not notebook code; list, do not touch
+            found = analyse_python_text(Job(rel, "python"), masked, kb, coverage, outer=names).findings
+            manual += [Change(rel, f.line, f.end_line, f.rule, "manual",
+                              f"cell {number} (%%{cell_magic(source)}, not rewritten): {f.message}", new_line=f.line)
+                       for f in found if f.severity != "info"]
+            continue
+        result = rewrite_python(kb, rel, masked, replace(opts, inject=needs_inject), coverage, outer=names)
         needs_inject = False
         if result.error:
             return RewriteResult(text, error=f"cell {number}: {result.error}")
+        new_source, dropped = apply_edits(source, result.edits)
+        if dropped or mask_magics(new_source) != result.text:
+            # The edits do not mean the same thing on the stored text as on the analysed one.
+            manual.append(Change(rel, 1, 1, "", "manual",
+                                 f"cell {number}: not rewritten: its magics and the rewrite overlap", new_line=1))
+            continue
         changes += [replace(c, message=f"cell {number}: {c.message}") for c in result.changes]
         manual += [replace(c, message=f"cell {number}: {c.message}") for c in result.manual]
-        new_source, dropped = apply_edits(source, result.edits)
-        if dropped:  # cannot happen: the same edits applied to the masked text without overlap
-            return RewriteResult(text, error=f"cell {number}: edits overlap")
-        new_masked = _mask(new_source)
-        names = PythonAnalyzer(kb, rel, new_masked, ast.parse(new_masked), outer=names).bind_only()
+        names = PythonAnalyzer(kb, rel, result.text, ast.parse(result.text), outer=names).bind_only()
         if new_source != source:
             changed = True
-            cell["source"] = new_source.splitlines(keepends=True) if isinstance(raw, list) else new_source
+            nb["cells"][number - 1]["source"] = cell_lines(new_source) if isinstance(cell.raw, list) else new_source
     if not changed:
         return RewriteResult(text, changes=changes, manual=manual)
     tail = layout.pop("tail")
     return RewriteResult(json.dumps(nb, **layout) + tail, changes=changes, manual=manual)
 
 
-def code_cells(text: str) -> list[tuple[int, str]]:
-    """(cell number, source with magics blanked) of every code cell."""
-    out = []
-    for number, cell in enumerate(json.loads(text).get("cells", []), 1):
-        if isinstance(cell, dict) and cell.get("cell_type") == "code":
-            raw = cell.get("source", "")
-            out.append((number, _mask("".join(str(s) for s in raw) if isinstance(raw, list) else str(raw))))
-    return out
-
-
 def verify_notebook(kb: KnowledgeBase, rel: str, old_text: str, new_text: str, opts: Options, coverage=None) -> str:
     """'' when every cell that parsed still parses and a second pass changes nothing."""
-    before = dict(code_cells(old_text))
-    for number, source in code_cells(new_text):
+    before = {c.number: c.masked for c in notebook_code_cells(old_text)}
+    for number, source in ((c.number, c.masked) for c in notebook_code_cells(new_text)):
         try:
             ast.parse(source)
         except SyntaxError as exc:

@@ -365,7 +365,18 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             edits.append(Edit(pos, pos, block))
             changes.append(Change(rel, pos.line, pos.line, "", "inject", "import torch_npu and transfer_to_npu at the entry point", "safe"))
     if opts.annotate:
-        for line, items in sorted(annotate_lines.items()):
+        # A line inside a multi-line rewrite is annotated above the line where that rewrite starts
+        # (where the flagged code ends up once the rewrite joins the lines).
+        placed: dict[int, list[Finding]] = {}
+        for line, items in annotate_lines.items():
+            target = line
+            while True:
+                outer_edit = next((e for e in edits if e.start < _line_start(target) < e.end), None)
+                if outer_edit is None:
+                    break
+                target = outer_edit.start.line
+            placed.setdefault(target, []).extend(items)
+        for line, items in sorted(placed.items()):
             prev = lines[line - 2] if line >= 2 else ""
             current = lines[line - 1] if line - 1 < len(lines) else ""
             indent = re.match(r"[ \t]*", current).group(0)  # type: ignore[union-attr]

@@ -196,7 +196,7 @@ def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> F
             result.findings = ts.scan_tokens(kb, job.rel, text or "", problem)
             return result
         name = job.rel.rsplit("/", 1)[-1]
-        if prefilter.needs_analysis(data, kb) or name in ("setup.py", "__main__.py"):
+        if name == "__main__.py" or name.lower() == "setup.py" or prefilter.needs_analysis(text, kb):
             return analyse_python_text(job, text, kb, coverage, result)
         if b"import" in data:
             return _imports_only(job, text, kb, result)
@@ -258,12 +258,13 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     text = data.decode("utf-8", errors="replace")
     if job.kind == "notebook":
         try:
-            cells = ts.notebook_cells(text)
+            cells = ts.notebook_code_cells(text)
         except (ValueError, json.JSONDecodeError) as exc:
             result.note = f"not a readable notebook: {exc}"
             return result
         names: dict[str, Optional[str]] = {}  # cells share one namespace
-        for number, source in cells:
+        for cell in cells:
+            number, source = cell.number, cell.masked
             try:
                 tree = ast.parse(source, filename=job.rel)
             except SyntaxError as exc:
@@ -272,7 +273,8 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
                 continue
             analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number, outer=names)
             result.findings.extend(analyzer.run())
-            names = analyzer.exported_names()
+            if cell.in_kernel:  # a %%writefile body binds nothing in the notebook
+                names = analyzer.exported_names()
             for fw, line in analyzer.facts.frameworks.items():
                 result.frameworks.setdefault(fw, line)
         return result

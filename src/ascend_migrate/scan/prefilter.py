@@ -1,4 +1,4 @@
-"""Which Python files need the full analysis, derived from the knowledge base.
+r"""Which Python files need the full analysis, derived from the knowledge base.
 
 Every qualified name the analyser resolves is spelled out literally somewhere in the file: an
 import path plus attribute names, each component written in the source. So a file can only
@@ -9,11 +9,17 @@ matches none of them cannot have a finding and skips the analyser.
 
 Such a file may still import a framework (FW001 is placed at the first import of PyTorch, JAX,
 ...), so it gets a parse and a walk over its import statements, about a tenth of the analysis.
+
+The match runs on the decoded text (any source encoding), NFKC-normalised when it is not ASCII
+(Python normalises identifiers, so `torch.ｃｕｄａ` is `torch.cuda`); a file with `\x`, `\u`,
+`\N` or octal escapes always gets the full analysis, since an escape can spell a token. One gap
+remains by design: a token split across adjacent string literals (`"cu" "da"`) is not seen.
 """
 from __future__ import annotations
 
 import ast
 import re
+import unicodedata
 from typing import Iterable
 
 from ascend_migrate.knowledge.base import KnowledgeBase
@@ -31,7 +37,9 @@ _KIND_TOKENS = {
     "nccl": ("nccl",),
 }
 
-_cache: dict[int, tuple[KnowledgeBase, "re.Pattern[bytes]"]] = {}
+_cache: dict[int, tuple[KnowledgeBase, "re.Pattern[str]"]] = {}
+# An escape in a literal can spell any token ("\x63uda" is "cuda").
+_ESCAPE = re.compile(r"\\(?:[xuUN0-7])")
 
 
 # Components too common to tell a file apart; any other component of the name will do.
@@ -97,18 +105,18 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
 _ANY_CASE = ("cuda", "nccl")
 
 
-def _regex(tokens: Iterable[str]) -> "re.Pattern[bytes]":
+def _regex(tokens: Iterable[str]) -> "re.Pattern[str]":
     """cuda and nccl match anywhere in any case (CUDA_VISIBLE_DEVICES, NCCL_DEBUG, CUDAExtension,
     is_cuda); every other token is an identifier and matches only as a whole word, so `script`
     does not match `description`."""
     words = sorted({t for t in tokens if not any(a in t.lower() for a in _ANY_CASE)}, key=lambda t: (-len(t), t))
-    alternatives = [rb"(?i:cuda|nccl)"]
+    alternatives = [r"(?i:cuda|nccl)"]
     if words:
-        alternatives.append(rb"\b(?:" + b"|".join(re.escape(w).encode() for w in words) + rb")\b")
-    return re.compile(b"|".join(alternatives))
+        alternatives.append(r"\b(?:" + "|".join(re.escape(w) for w in words) + r")\b")
+    return re.compile("|".join(alternatives))
 
 
-def pattern(kb: KnowledgeBase) -> "re.Pattern[bytes]":
+def pattern(kb: KnowledgeBase) -> "re.Pattern[str]":
     """The compiled prefilter for this knowledge base (built once per knowledge base)."""
     hit = _cache.get(id(kb))
     if hit is not None and hit[0] is kb:
@@ -119,8 +127,13 @@ def pattern(kb: KnowledgeBase) -> "re.Pattern[bytes]":
     return compiled
 
 
-def needs_analysis(data: bytes, kb: KnowledgeBase) -> bool:
-    return pattern(kb).search(data) is not None
+def needs_analysis(text: str, kb: KnowledgeBase) -> bool:
+    """Whether the decoded source `text` can have a finding or an entry-point fact."""
+    if _ESCAPE.search(text):
+        return True
+    if not text.isascii():
+        text = unicodedata.normalize("NFKC", text)
+    return pattern(kb).search(text) is not None
 
 
 def framework_imports(tree: ast.Module, kb: KnowledgeBase) -> dict[str, int]:

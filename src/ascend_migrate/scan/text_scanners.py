@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
+from dataclasses import dataclass
 from typing import Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, normalise_dist_name
@@ -298,8 +299,57 @@ def _strip_python_comment(line: str) -> str:
 
 
 # --------------------------------------------------------------------------- notebooks
-def notebook_cells(text: str) -> list[tuple[int, str]]:
-    """(cell number, source) of each code cell, IPython magics blanked so cells parse."""
+# Cell magics whose body is Python run in the notebook's namespace; any other `%%` magic
+# (%%writefile, %%bash, %%html, ...) makes the cell something else.
+PYTHON_CELL_MAGICS = frozenset({"time", "timeit", "capture", "prun"})
+
+
+@dataclass(frozen=True)
+class Cell:
+    number: int  # 1-based position among all cells
+    source: str  # the cell text as stored
+    masked: str  # magics blanked line for line, for ast.parse
+    in_kernel: bool  # its code runs in the notebook's namespace (not %%writefile, %%bash, ...)
+    raw: object = None  # the stored `source` value (a list of lines or a string)
+
+
+def cell_lines(text: str) -> list[str]:
+    """Lines as Jupyter stores them: split after each newline only (not at \u2028, \x0c, ...)."""
+    return [part for part in re.split(r"(?<=\n)", text) if part]
+
+
+def _inside_statement(text: str) -> bool:
+    """Does `text` end inside an open bracket, string or backslash continuation?"""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(text).readline):
+            pass
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return True
+    return False
+
+
+def mask_magics(source: str) -> str:
+    """Blank IPython magic and shell lines (`%time`, `!pip`, `%%capture`) that start a logical line,
+    keeping line endings, so every other line and every line number stays as stored. A `%` that
+    continues an expression (`n\n    %2`) is the modulo operator and stays."""
+    out: list[str] = []
+    for line in cell_lines(source):
+        if line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out))):
+            body = line.rstrip("\r\n")
+            out.append(line[len(body):])
+        else:
+            out.append(line)
+    return "".join(out)
+
+
+def cell_magic(source: str) -> str:
+    """The name of the cell magic on the first line (`writefile` for `%%writefile x.py`), or ''."""
+    first = source.lstrip().split("\n", 1)[0].strip()
+    return first[2:].split(None, 1)[0] if first.startswith("%%") and len(first) > 2 else ""
+
+
+def notebook_code_cells(text: str) -> list[Cell]:
+    """Every code cell of a notebook, in order."""
     import json
 
     data = json.loads(text)
@@ -310,10 +360,14 @@ def notebook_cells(text: str) -> list[tuple[int, str]]:
     for number, cell in enumerate(cells, 1):
         if not isinstance(cell, dict) or cell.get("cell_type") != "code":
             continue
-        source = cell.get("source", "")
-        if isinstance(source, list):
-            source = "".join(str(s) for s in source)
-        lines = [("" if ln.lstrip().startswith(("%", "!")) else ln) for ln in str(source).split("\n")]
-        out.append((number, "\n".join(lines)))
+        raw = cell.get("source", "")
+        source = "".join(str(s) for s in raw) if isinstance(raw, list) else str(raw)
+        magic = cell_magic(source)
+        out.append(Cell(number, source, mask_magics(source), not magic or magic in PYTHON_CELL_MAGICS, raw))
     return out
+
+
+def notebook_cells(text: str) -> list[tuple[int, str]]:
+    """(cell number, source with magics blanked) of each code cell."""
+    return [(c.number, c.masked) for c in notebook_code_cells(text)]
 
