@@ -169,3 +169,20 @@ def test_validate_import_does_not_import_torch():
             "print('torch' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.stdout.strip() == "False", out.stderr
+
+
+def test_failing_output_is_named_once_per_line(tmp_path, monkeypatch):
+    """The evidence carries the output name in its own field; text and Markdown name it once."""
+    golden = tmp_path / "g.pt"
+    assert invoke("capture", "tiny_model.py:model_entry", "--root", TINY, "-o", golden).exit_code == 0
+    monkeypatch.setattr(runner, "_scan", lambda path: (make_scan(TINY), None))
+    env = tmp_path / "env.json"
+    env.write_text("{}")
+    res = invoke(TINY, "--golden", golden, "--autocast", "bf16", "--dtype", "fp32", "--no-ddp",
+                 "--environment", env, "--report-dir", tmp_path / "out")
+    assert res.exit_code == 1
+    lines = [ln for ln in res.output.splitlines() if "output '" in ln and "max_abs" in ln]
+    assert lines and all(ln.count("output '") == 1 for ln in lines), lines
+    md = (tmp_path / "out" / "validation-report.md").read_text()
+    evidence = [ln for ln in md.splitlines() if ln.startswith("- output `")]
+    assert evidence and not any("output '" in ln for ln in evidence), evidence

@@ -25,15 +25,20 @@ class KnowledgeError(ValueError):
         super().__init__(f"{self.file}: {key}: {reason}")
 
 
-def load_yaml(path: Path | str) -> Any:
-    """Parse one YAML file; syntax errors become a KnowledgeError with the line number."""
-    path = Path(path)
+def read_text(path: Path) -> str:
+    """A knowledge file's text; unreadable or non-UTF-8 files become a KnowledgeError."""
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except OSError as exc:
         raise KnowledgeError(path, "<file>", f"cannot read: {exc.strerror or exc}") from exc
     except UnicodeDecodeError as exc:
         raise KnowledgeError(path, "<file>", f"not UTF-8: {exc.reason}") from exc
+
+
+def load_yaml(path: Path | str) -> Any:
+    """Parse one YAML file; syntax errors become a KnowledgeError with the line number."""
+    path = Path(path)
+    text = read_text(path)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:

@@ -244,10 +244,7 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     def bind_only(self) -> dict[str, Optional[str]]:
         """Module-level bindings without analysing anything (for the next notebook cell)."""
-        if self.outer:
-            self.scopes.append(_Scope(dict(self.outer), False))
-        self._push_scope(self.tree.body)
-        self.module_names = self.scopes[-1].names
+        self._enter_module()
         return self.exported_names()
 
     def exported_names(self) -> dict[str, Optional[str]]:
@@ -315,11 +312,14 @@ class PythonAnalyzer(ast.NodeVisitor):
         return Edit(self.start(node), self.end(node), text)
 
     # ----------------------------------------------------------------- traversal
-    def run(self) -> list[Finding]:
+    def _enter_module(self) -> None:
         if self.outer:
             self.scopes.append(_Scope(dict(self.outer), False))
         self._push_scope(self.tree.body)
         self.module_names = self.scopes[-1].names
+
+    def run(self) -> list[Finding]:
+        self._enter_module()
         for stmt in self.tree.body:
             if _is_main_guard(stmt):
                 self.facts.main_guard_line = stmt.lineno

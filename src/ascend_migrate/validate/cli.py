@@ -155,7 +155,7 @@ def _print_text(report: dict[str, Any]) -> None:
                 where = f"{ev['path']}:{ev['line']}: " if ev.get("path") and ev.get("line") else ""
                 rule = f"[{ev['rule']}] " if ev.get("rule") else ""
                 text = ev.get("message", "")
-                if ev.get("output") and not text.startswith(f"output '{ev['output']}'"):
+                if ev.get("output"):
                     text = f"output '{ev['output']}': {text}"
                 if ev.get("note"):
                     text += f" ({ev['note']})"

@@ -51,8 +51,7 @@ def _evidence_line(ev: dict[str, Any]) -> str:
     if ev.get("note"):
         text += f" — {ev['note']}"
     if ev.get("output"):
-        prefix = f"output '{ev['output']}': "
-        text = f"output `{ev['output']}`: {text[len(prefix):] if text.startswith(prefix) else text}"
+        text = f"output `{ev['output']}`: {text}"
     return f"- {where}{rule}{text}".rstrip()
 
 

@@ -264,7 +264,9 @@ class _Dynamic:
         evidence = []
         for r in comp.outputs:
             ev = {"output": r.name, "status": r.status, "dtype": r.dtype, "shape": r.shape,
-                  "message": "; ".join(r.failures) if r.failures else "within thresholds",
+                  # the evidence names the output in its own field; the summary keeps the full text
+                  "message": "; ".join(f.removeprefix(f"output '{r.name}': ") for f in r.failures)
+                  if r.failures else "within thresholds",
                   "metrics": r.metrics.to_dict() if r.metrics else None}
             evidence.append(ev)
         evidence.sort(key=lambda e: e["status"] == "pass")

@@ -20,7 +20,7 @@ from functools import cached_property, lru_cache
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
 
-from ascend_migrate.knowledge.loader import KnowledgeError
+from ascend_migrate.knowledge.loader import KnowledgeError, read_text
 
 COVERAGE_DIR = Path(__file__).resolve().parent
 SCHEMA_VERSION = 1
@@ -404,12 +404,7 @@ def load_coverage_file(path: Path | str) -> Coverage:
 @lru_cache(maxsize=32)
 def _load_path(path_str: str, _mtime: int) -> Coverage:
     path = Path(path_str)
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise KnowledgeError(path, "<file>", f"cannot read: {exc.strerror or exc}") from exc
-    except UnicodeDecodeError as exc:
-        raise KnowledgeError(path, "<file>", f"not UTF-8: {exc.reason}") from exc
+    text = read_text(path)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
