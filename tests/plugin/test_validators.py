@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -104,3 +105,22 @@ def test_agentskills_validate_generated(agentskills, generated_skill, tmp_path):
     shutil.copytree(generated_skill, renamed)
     proc = subprocess.run([agentskills, "validate", str(renamed)], capture_output=True, text=True, timeout=60)
     assert proc.returncode != 0
+
+
+def test_claude_validate_directory_profile_strict(claude_cli):
+    """The plugin directory's own checks (icon, README, metadata) pass with warnings as errors."""
+    proc = claude_cli.run("plugin", "validate", str(REPO), "--strict", "--profile", "directory")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Validation passed" in proc.stdout
+
+
+def test_icon_is_what_the_script_draws(tmp_path):
+    """The committed icon is reproducible from scripts/make_icon.py, and is a square PNG in range."""
+    import struct
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "make_icon.py"), "--check"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    data = (REPO / ".claude-plugin" / "icon.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n"
+    width, height = struct.unpack(">II", data[16:24])
+    assert width == height and 512 <= width <= 2048
