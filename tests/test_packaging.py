@@ -1,0 +1,43 @@
+"""Packaging: what the source imports on each supported Python is declared as a dependency."""
+from __future__ import annotations
+
+import ast
+import sys
+from pathlib import Path
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised by the oldest-Python run
+    import tomli as tomllib
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _fallback_imports() -> set[str]:
+    """Modules imported only on older Pythons: the `else` of a `sys.version_info` test, or an
+    `except ImportError` branch."""
+    found: set[str] = set()
+
+    def collect(stmts) -> None:
+        for stmt in stmts:
+            for sub in ast.walk(stmt):
+                if isinstance(sub, ast.Import):
+                    found.update(alias.name.split(".")[0] for alias in sub.names)
+
+    for path in (REPO / "src").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.If) and "version_info" in ast.dump(node.test):
+                collect(node.orelse)
+            elif isinstance(node, ast.Try):
+                for handler in node.handlers:
+                    collect(handler.body)
+    return found
+
+
+def test_older_python_fallbacks_are_declared():
+    meta = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    declared = {dep.split(";")[0].split(">")[0].split("=")[0].split("<")[0].strip().lower()
+                for dep in meta["project"]["dependencies"]}
+    fallbacks = _fallback_imports() - {"torch", "torch_npu"}  # optional extras, probed at run time
+    assert "tomli" in fallbacks  # the case that broke Python 3.9/3.10 users
+    assert fallbacks <= declared, f"imported on older Pythons but not declared: {fallbacks - declared}"
