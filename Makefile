@@ -6,14 +6,19 @@ EXAMPLE ?= examples/cifar_trainer
 
 .PHONY: demo test references bench clean
 
-$(BIN)/.installed: pyproject.toml
+# The demo needs only the core (no torch); the tests need the test extras, torch included.
+$(BIN)/.installed-core: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -e .
+	touch $@
+
+$(BIN)/.installed: $(BIN)/.installed-core
 	$(BIN)/python -m pip install -q -e '.[test]'
 	touch $@
 
 ## Scan the bundled example and print the report.
-demo: $(BIN)/.installed
+demo: $(BIN)/.installed-core
 	$(BIN)/ascend-migrate scan $(EXAMPLE) --fail-on never
 
 ## Run the whole test suite.

@@ -41,3 +41,19 @@ def test_older_python_fallbacks_are_declared():
     fallbacks = _fallback_imports() - {"torch", "torch_npu"}  # optional extras, probed at run time
     assert "tomli" in fallbacks  # the case that broke Python 3.9/3.10 users
     assert fallbacks <= declared, f"imported on older Pythons but not declared: {fallbacks - declared}"
+
+
+def test_demo_installs_the_core_only(tmp_path):
+    """`make demo` must not pull the test extras (torch is gigabytes where no local wheel exists)."""
+    import shutil
+    import subprocess
+    make = shutil.which("make")
+    if make is None:
+        import pytest
+        pytest.skip("make is not installed")
+    proc = subprocess.run([make, "-n", "-C", str(REPO), "demo", f"VENV={tmp_path / 'venv'}"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    installs = [line for line in proc.stdout.splitlines() if "pip install" in line]
+    assert any(line.rstrip().endswith("-e .") for line in installs), proc.stdout
+    assert not any("[test]" in line or "torch" in line for line in installs), installs
