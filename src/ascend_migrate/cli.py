@@ -25,6 +25,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "validate": "ascend_migrate.validate.cli:validate_command",
     "kb": "ascend_migrate.knowledge.sync_cli:kb_group",
     "skill": "ascend_migrate.skillgen.cli:skill_command",
+    "scaffold": "ascend_migrate.scaffold.cli:scaffold_command",
 }
 
 
