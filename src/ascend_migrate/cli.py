@@ -25,6 +25,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "validate": "ascend_migrate.validate.cli:validate_command",
     "kb": "ascend_migrate.knowledge.sync_cli:kb_group",
     "skill": "ascend_migrate.skillgen.cli:skill_command",
+    "replay": "ascend_migrate.replay:replay_command",
 }
 
 
@@ -68,6 +69,8 @@ def cli() -> None:
       ascend-migrate migrate PATH             rewrite it (dry run; --write to apply)
       ascend-migrate validate PATH            one verdict: is the port done?
       ascend-migrate diagnose LOG             what does this error mean, how to fix it
+      ascend-migrate skill PATH --model NAME  a per-model skill from a validated port
+      ascend-migrate replay SKILL_DIR TARGET  reproduce that port on a fresh checkout
     """
 
 

@@ -261,6 +261,7 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
             "algorithm": provenance.TREE_HASH_ALGO,
             "sha256": provenance.manifest_hash(manifest),
             "files": len(manifest),
+            "manifest": manifest,
             "excluded": excluded,
             "own_outputs_excluded": "`.ascend-migrate/`, `ascend-migrate-*` change lists, reports with an "
                                     "ascend-migrate schema id; list them with `ascend-migrate validate own-files PATH`",
