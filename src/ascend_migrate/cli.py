@@ -26,6 +26,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "kb": "ascend_migrate.knowledge.sync_cli:kb_group",
     "skill": "ascend_migrate.skillgen.cli:skill_command",
     "scaffold": "ascend_migrate.scaffold.cli:scaffold_command",
+    "replay": "ascend_migrate.replay:replay_command",
 }
 
 
@@ -69,6 +70,8 @@ def cli() -> None:
       ascend-migrate migrate PATH             rewrite it (dry run; --write to apply)
       ascend-migrate validate PATH            one verdict: is the port done?
       ascend-migrate diagnose LOG             what does this error mean, how to fix it
+      ascend-migrate skill PATH --model NAME  a per-model skill from a validated port
+      ascend-migrate replay SKILL_DIR TARGET  reproduce that port on a fresh checkout
     """
 
 

@@ -343,3 +343,30 @@ def test_annotation_inside_a_multiline_rewrite_goes_above_it(tmp_path):
     lines = (root / "a.py").read_text().splitlines()
     assert lines[2].strip().startswith("# TODO(npu): CU102") and 'x.device.type != "cpu"' in lines[3]
     assert [(m.rule, m.new_line) for m in result.manual] == [("CU102", 4)]
+
+
+def test_each_run_keeps_its_change_list_and_a_no_op_run_erases_nothing(tmp_path):
+    import json
+
+    from ascend_migrate.fix.api import migrate
+    from ascend_migrate.fix.runs import last_change_list
+
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\nif __name__ == '__main__':\n    pass\n")
+    first = migrate(root, write=True)
+    assert first.written and first.run_dir is not None
+    first_list = json.loads((first.run_dir / "changes.json").read_text())
+    assert first_list["changes"] and first_list["run"]["options"]["style"] == "transfer"
+    assert last_change_list(root) == first.run_dir / "changes.json"
+    legacy = (root / "ascend-migrate-changes.json").read_text()
+
+    second = migrate(root, write=True)
+    assert not second.written and second.run_dir != first.run_dir
+    assert json.loads((second.run_dir / "changes.json").read_text())["changes"] == []
+    # the pointer and the top-level list still name the first run's work
+    assert last_change_list(root) == first.run_dir / "changes.json"
+    assert json.loads(last_change_list(root).read_text()) == first_list
+    assert (root / "ascend-migrate-changes.json").read_text() == legacy
+    runs = sorted(p.name for p in (root / ".ascend-migrate" / "runs").iterdir())
+    assert runs == sorted([first.run_dir.name, second.run_dir.name])

@@ -2,18 +2,22 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
+
+from ascend_migrate.validate import provenance
 
 PASSING_REPORT = {
     "schema": "ascend-migrate/validation-report/1",
     "verdict": "pass",
     "items": [
-        {"id": "static-imports", "title": "entry points import torch_npu", "status": "pass"},
-        {"id": "golden-compare", "title": "golden outputs", "status": "pass",
+        {"id": "static-imports", "title": "entry points import torch_npu", "status": "pass", "severity": "error"},
+        {"id": "golden-compare", "title": "golden outputs", "status": "pass", "severity": "error",
          "detail": "cosine 0.99998, max abs err 3.1e-05"},
-        {"id": "ddp-smoke", "title": "2-process DDP run", "status": "skip", "detail": "single card"},
+        {"id": "ddp-smoke", "title": "2-process DDP run", "status": "skip", "severity": "error",
+         "detail": "single card"},
     ],
     "thresholds": {"cosine_min": 0.99, "max_abs_err": 0.001, "loss_curve": {"steps": 50, "rel_tol": 0.02}},
     "environment": {"python": "3.10.14", "torch": "2.1.0", "torch_npu": "2.1.0.post8",
@@ -60,6 +64,26 @@ class Inputs:
         )
         (self.project / "requirements.txt").write_text("torch\n", encoding="utf-8")
         self.out = base / "skills"
+        # the unported checkout the port started from (here: the same files)
+        self.original = base / "original"
+        shutil.copytree(self.project, self.original)
+
+    def provenance(self, device: str = "npu:0") -> dict:
+        manifest = provenance.tree_manifest(self.project)
+        return {"device": device, "device_kind": device.split(":")[0],
+                "host": {"python": "3.10.14", "torch": "2.1.0", "torch_npu": "2.1.0.post8", "cann": "8.0.RC3"},
+                "golden": {"given": True, "compared": True, "sha256": "0" * 64, "entry": "train.py:validation_entry",
+                           "kind": "model", "seed": 0},
+                "tree": {"algorithm": provenance.TREE_HASH_ALGO, "sha256": provenance.manifest_hash(manifest),
+                         "files": len(manifest), "excluded": [], "manifest": manifest}}
+
+    def signed(self, data):
+        """A report as `ascend-migrate validate` writes it: with provenance of the tree now, signed."""
+        if isinstance(data, dict):
+            data = dict(data)
+            data.setdefault("provenance", self.provenance())
+            provenance.sign(data)
+        return data
 
     def write(self, name: str, data) -> Path:
         path = self.base / name
@@ -74,7 +98,7 @@ class Inputs:
     def report(self, **overrides) -> Path:
         data = json.loads(json.dumps(PASSING_REPORT))
         data.update(overrides)
-        return self.write("report.json", data)
+        return self.write("report.json", self.signed(data))
 
     def scan(self, data=None) -> Path:
         return self.write("scan.json", SCAN if data is None else data)
@@ -86,7 +110,8 @@ class Inputs:
         argv = [str(self.project), "--model", model, "--out-root", str(self.out),
                 "--report", str(extra.pop("report", None) or self.report()),
                 "--scan", str(extra.pop("scan", None) or self.scan()),
-                "--changes", str(extra.pop("changes", None) or self.changes())]
+                "--changes", str(extra.pop("changes", None) or self.changes()),
+                "--original", str(extra.pop("original", None) or self.original)]
         for key, value in extra.items():
             flag = "--" + key.replace("_", "-")
             argv += [flag] if value is True else [flag, str(value)]

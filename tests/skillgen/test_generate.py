@@ -60,7 +60,7 @@ def test_passing_report_writes_a_complete_skill(inputs):
     # adaptation points: the finding without an automatic fix, with its location
     adaptation = text.split("## Model-specific adaptation points")[1].split("## Scan summary")[0]
     assert "DS003" in adaptation and "train.py:5" in adaptation and "CU101" not in adaptation
-    assert "`ascend-migrate migrate . --style transfer`" in text
+    assert "`ascend-migrate migrate . --write --style transfer`" in text
     assert lint_skill_dir(skill.parent) == []
     assert "wrote" in result.output
 
@@ -175,8 +175,8 @@ def test_hostile_content_in_inputs_stays_contained(inputs):
 def _report_variants():
     base = {"schema": "ascend-migrate/validation-report/1", "verdict": "pass", "items": [],
             "thresholds": {}, "environment": {}}
-    yield "verdict fail", dict(base, verdict="fail"), "verdict is 'fail'"
-    yield "verdict PASS", dict(base, verdict="PASS"), "verdict is 'PASS'"
+    yield "verdict fail", dict(base, verdict="fail"), "the report says 'fail' but its items decide 'pass'"
+    yield "verdict PASS", dict(base, verdict="PASS"), "the report says 'PASS'"
     yield "verdict true", dict(base, verdict=True), "must be a str"
     yield "wrong schema", dict(base, schema="ascend-migrate/validation-report/2"), "not an ascend-migrate validation report"
     yield "no schema", {k: v for k, v in base.items() if k != "schema"}, "schema is None"
@@ -184,7 +184,10 @@ def _report_variants():
     yield "items not list", dict(base, items={}), "'items' must be a list"
     yield "thresholds not dict", dict(base, thresholds=[]), "'thresholds' must be a dict"
     yield "no environment", {k: v for k, v in base.items() if k != "environment"}, "no 'environment'"
-    yield "failed item", dict(base, items=[{"id": "golden", "status": "fail"}]), "golden failed"
+    yield "failed item", dict(base, items=[{"id": "golden", "status": "fail", "severity": "error"}]), \
+        "items decide 'fail'"
+    yield "failed item, verdict fail", dict(base, verdict="fail", items=[
+        {"id": "golden", "status": "fail", "severity": "error"}]), "verdict is 'fail' (golden failed"
     yield "item not object", dict(base, items=["x"]), "items[0] must be an object"
     yield "top-level list", [base], "must be a JSON object"
 
@@ -192,7 +195,7 @@ def _report_variants():
 @pytest.mark.parametrize("data, message", [v[1:] for v in _report_variants()],
                          ids=[v[0] for v in _report_variants()])
 def test_refuses_without_a_passing_report(inputs, snapshot, data, message):
-    report = inputs.write("bad-report.json", data)
+    report = inputs.write("bad-report.json", inputs.signed(data))
     result = run(inputs.args(report=report))
     assert result.exit_code == 2
     assert message in result.output and "bad-report.json" in result.output
@@ -272,7 +275,8 @@ def test_no_overwrite_without_force(inputs):
     result = run(inputs.args(force=True))
     assert result.exit_code == 0
     assert skill.read_text().startswith("---\nname: resnet-50\n")
-    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]  # no temp files left
+    # no temp files left
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md", "entry", "manual.patch", "replay.json"]
 
 
 def test_force_removes_stale_generated_references(inputs):
@@ -288,15 +292,20 @@ def test_failed_replace_keeps_the_old_skill(inputs, monkeypatch):
     assert run(inputs.args()).exit_code == 0
     skill = written(inputs)
     skill.write_text("previous skill\n")
+    before = sorted(p.name for p in skill.parent.iterdir())
+
+    real_replace = os.replace
 
     def broken_replace(src, dst):
-        raise OSError(28, "No space left on device")
+        if Path(dst).is_relative_to(inputs.out):  # only the skill's own writes fail
+            raise OSError(28, "No space left on device")
+        return real_replace(src, dst)
 
     monkeypatch.setattr(writer.os, "replace", broken_replace)
     result = run(inputs.args(force=True))
     assert result.exit_code == 1 and "No space left on device" in result.output
     assert skill.read_text() == "previous skill\n"
-    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md"]
+    assert sorted(p.name for p in skill.parent.iterdir()) == before
 
 
 def test_failure_while_writing_the_temp_file_leaves_nothing(inputs, monkeypatch, snapshot):
@@ -316,12 +325,13 @@ def test_write_goes_through_a_temp_file_and_rename(inputs, monkeypatch):
 
     def spy_link(src, dst, *args, **kwargs):
         seen.append((Path(src), Path(dst)))
-        assert Path(src).parent == Path(dst).parent and Path(src).name.startswith(".SKILL.md.")
+        assert Path(src).parent == Path(dst).parent
         return real_link(src, dst, *args, **kwargs)
 
     monkeypatch.setattr(writer.os, "link", spy_link)
     assert run(inputs.args()).exit_code == 0
-    assert [dst.name for _, dst in seen] == ["SKILL.md"]
+    assert [dst.name for _, dst in seen][-1] == "SKILL.md"  # written last
+    assert all(Path(src).name.startswith(f".{dst.name}.") for src, dst in seen)
 
 
 def test_symlinked_skill_folder_is_refused(inputs, tmp_path):
@@ -407,9 +417,10 @@ def test_report_with_host_check_stages(inputs):
 
 
 def test_manual_pending_item_blocks_a_pass(inputs, snapshot):
-    report = inputs.report(items=[{"id": "host-environment", "status": "manual-pending"}])
+    report = inputs.report(items=[{"id": "host-environment", "status": "manual-pending", "severity": "error"}],
+                           verdict="fail")
     result = run(inputs.args(report=report))
-    assert result.exit_code == 2 and "host-environment failed" in result.output
+    assert result.exit_code == 2 and "host-environment awaits confirmation" in result.output
     assert snapshot(inputs.out) == {}
 
 

@@ -23,6 +23,7 @@ from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import MAX_FILE_BYTES, SKIP_DIRS, _decode, classify
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
+from ascend_migrate.fix.runs import is_run_output, record_run
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
 
 CHANGES_NAME = "ascend-migrate-changes"
@@ -49,6 +50,9 @@ class MigrationResult:
     files: list[FileOutcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    options: dict = field(default_factory=dict)  # the flags that reproduce this run (fix/runs.py)
+    run_dir: Optional[Path] = None
+    run_record: Optional[dict] = None
 
     @property
     def changes(self) -> list[Change]:
@@ -99,7 +103,9 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     if not root.exists():
         raise MigrateError(f"{root}: no such file or directory")
     kb = load_knowledge()
-    result = MigrationResult(root=root, style=opts.style)
+    result = MigrationResult(root=root, style=opts.style, options={
+        "style": opts.style, "min_torch": opts.min_torch, "annotate": opts.annotate, "safe_only": opts.safe_only,
+        "inject_init": inject_init, "torch_npu_version": torch_npu_version})
     scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
@@ -111,6 +117,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         coverage = load_coverage(scan_result.torch_npu_version)
     result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
     paths = sorted({f.path for f in scan_result.findings} | entry_points | init_targets)
+    paths = [p for p in paths if not is_run_output(base, p)]
     for rel in paths:
         job = classify(rel)
         full = base / rel if root.is_dir() else root
@@ -222,8 +229,11 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
                 continue
             write_atomic(dest, f.new, src.stat().st_mode)
             result.written.append(f.path)
+        record_run(result, base, target_base, output)
         if changes_path is None:
             changes_path = target_base / CHANGES_NAME
+            if not result.written and changes_path.with_suffix(".json").exists():
+                changes_path = None  # a run that changed nothing keeps the previous list
     if changes_path is not None:
         write_change_list(result, changes_path)
 
@@ -248,7 +258,8 @@ def write_change_list(result: MigrationResult, path: Path) -> tuple[Path, Path]:
     rows = result.change_rows()
     json_path, csv_path = stem.with_suffix(".json"), stem.with_suffix(".csv")
     payload = {"schema": "ascend-migrate/changes/1", "style": result.style, "changes": rows,
-               "errors": [{"file": f.path, "error": f.error} for f in result.errors], "notes": result.notes}
+               "errors": [{"file": f.path, "error": f.error} for f in result.errors], "notes": result.notes,
+               "options": result.options, "run": result.run_record}
     json_path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(json_path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
     buf = io.StringIO()

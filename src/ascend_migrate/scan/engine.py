@@ -33,7 +33,7 @@ from ascend_migrate.scan.python_ast import PythonAnalyzer
 MAX_FILE_BYTES = 4 * 1024 * 1024
 SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", "node_modules",
              ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
-             ".ascend-migrate-cache", ".cache", ".test-cache", ".eggs", "build", "dist", ".ipynb_checkpoints"}
+             ".ascend-migrate-cache", ".ascend-migrate", ".cache", ".test-cache", ".eggs", "build", "dist", ".ipynb_checkpoints"}
 DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
 CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")

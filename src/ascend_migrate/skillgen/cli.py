@@ -33,6 +33,11 @@ _file = click.Path(dir_okay=False, path_type=Path)
               help="Package index the generated install steps set first.")
 @click.option("--out-root", default=DEFAULT_OUT_ROOT, show_default=True,
               help="Folder that holds model skills; the skill goes to OUT_ROOT/<model>/SKILL.md.")
+@click.option("--original", type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="The unported checkout the port started from (default: the source of the last `migrate --output` "
+                   "run); the manual work is stored as a diff against its migrate output.")
+@click.option("--allow-cpu", is_flag=True,
+              help="Accept a report validated on CPU (or CUDA); the skill then says so in its title and description.")
 @click.option("--force", is_flag=True, help="Replace an existing SKILL.md (atomically).")
 @click.option("--dry-run", is_flag=True, help="Print the rendered SKILL.md instead of writing it.")
 def skill_command(
@@ -45,12 +50,17 @@ def skill_command(
     style: Optional[str],
     pip_index: str,
     out_root: str,
+    original: Optional[Path],
+    allow_cpu: bool,
     force: bool,
     dry_run: bool,
 ) -> None:
     """Write a replayable skill for a ported model at OUT_ROOT/<model>/SKILL.md.
 
-    Refuses unless --report is a validation report with verdict "pass".
+    Refuses unless the validation report passed by the one verdict rule, carries an intact
+    checksum, compared the outputs with goldens, was made on an NPU (or --allow-cpu), and
+    matches the tree at PATH as it is now. Besides SKILL.md the folder holds manual.patch,
+    replay.json, the entry file and the golden file: `ascend-migrate replay SKILL_DIR TARGET`.
     """
     def warn(message: str) -> None:
         click.echo(f"warning: {message}", err=True)
@@ -58,7 +68,7 @@ def skill_command(
     try:
         slug, files = render_model_skill(
             path, model, report=report, scan=scan_file, changes=changes, notes=notes,
-            style=style, pip_index=pip_index, warn=warn,
+            style=style, pip_index=pip_index, original=original, allow_cpu=allow_cpu, warn=warn,
         )
         if dry_run:
             click.echo(files["SKILL.md"], nl=False)

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
-from typing import Callable, Optional
+import re
+from typing import Any, Callable, Optional
 
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.skillgen.inputs import (
@@ -16,6 +17,7 @@ from ascend_migrate.skillgen.inputs import (
     scan_from_dict,
 )
 from ascend_migrate.skillgen.lint import lint_skill_text
+from ascend_migrate.skillgen.replaykit import build_bundle, find_original, gate_report, migrate_options
 from ascend_migrate.skillgen.naming import display_name, model_slug
 from ascend_migrate.skillgen.render import (
     HUAWEI_PIP_INDEX,
@@ -26,6 +28,7 @@ from ascend_migrate.skillgen.render import (
 from ascend_migrate.skillgen.writer import write_skill
 
 DEFAULT_OUT_ROOT = "~/.kernelcat/skills"
+VERSION_OK = re.compile(r"^[0-9][0-9A-Za-z.+_-]{0,40}$|^[A-Za-z0-9][A-Za-z0-9 ,._+-]{0,60}$")
 MAX_NOTES_BYTES = 64 * 1024
 
 
@@ -79,21 +82,28 @@ def render_model_skill(
     notes: Optional[Path] = None,
     style: Optional[str] = None,
     pip_index: str = HUAWEI_PIP_INDEX,
+    original: Optional[Path] = None,
+    allow_cpu: bool = False,
     warn: Callable[[str], None] = lambda message: None,
-) -> tuple[str, dict[str, str]]:
-    """Check every input and return (slug, {relative path: text}); writes nothing."""
+) -> tuple[str, dict[str, Any]]:
+    """Check every input and return (slug, {relative path: text or bytes}); writes nothing."""
     slug = model_slug(model)
     check_pip_index(pip_index)
     if not project.exists():
         raise SkillGenError(f"{project}: project path does not exist")
+    if not project.is_dir():
+        raise SkillGenError(f"{project}: give the folder of the validated port, not a file")
     if report is None:
         default = (project if project.is_dir() else project.parent) / DEFAULT_REPORT
         if default.is_file():
             report = default
             warn(f"using the validation report at {default}")
     validation = load_report(report)  # refuse early: nothing else matters without a pass
+    prov = gate_report(validation.raw, Path(validation.path), project, allow_cpu)
     if changes is None:
-        default = (project if project.is_dir() else project.parent) / DEFAULT_CHANGES
+        from ascend_migrate.fix.runs import last_change_list
+
+        default = last_change_list(project) or project / DEFAULT_CHANGES
         if default.is_file():
             changes = default
             warn(f"using the change list at {default}")
@@ -105,6 +115,15 @@ def render_model_skill(
             f"--style {style} disagrees with the change list, which was made with style "
             f"{change_list.style!r}"
         )
+    options = migrate_options(project, style or (change_list.style if change_list else None))
+    source = find_original(project, original)
+    cpu_only = prov.get("device_kind") != "npu"
+    if cpu_only:
+        warn(f"validated on {prov.get('device')}, not an NPU: the skill is marked as CPU-only validation")
+    host = prov.get("host") or {}
+    versions = {k: str(host[k]) for k in ("python", "torch", "torch_npu", "cann", "driver", "npu_model")
+                if host.get(k) and VERSION_OK.match(str(host[k]))}
+    bundle = build_bundle(project, source, validation.raw, prov, options, slug, pip_index, allow_cpu, versions)
     inputs = RenderInputs(
         slug=slug,
         display=display_name(model),
@@ -115,20 +134,24 @@ def render_model_skill(
         style=chosen_style,
         pip_index=pip_index,
         notes=_read_notes(notes) if notes is not None else "",
+        cpu_only=cpu_only,
+        bundle=bundle,
+        provenance=prov,
     )
-    files = render_files(inputs)
+    files: dict[str, Any] = render_files(inputs)
     if len(files["SKILL.md"].splitlines()) >= 480:
         files = render_files(inputs, compact=True)
     problems = lint_skill_text(
         files["SKILL.md"],
         path=f"{slug}/SKILL.md",
         folder_name=slug,
-        link_exists=lambda target: target in files,
+        link_exists=lambda target: target in files or target in bundle.files,
         plugin_path_exists=None,
     )
     if problems:
         listing = "\n  ".join(str(p) for p in problems[:10])
         raise SkillGenError(f"the rendered skill fails its own checks, nothing written:\n  {listing}")
+    files.update(bundle.files)
     return slug, files
 
 

@@ -98,6 +98,9 @@ class RenderInputs:
     style: str
     pip_index: str
     notes: str = ""
+    cpu_only: bool = False
+    bundle: Any = None  # replaykit.Bundle
+    provenance: Optional[dict] = None
 
 
 def _env_lookup(env: dict[str, Any], *names: str) -> str:
@@ -178,6 +181,9 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
         "cann": _env_lookup(env, "cann", "cann_version"),
         "numpy": _env_lookup(env, "numpy", "numpy_version"),
     }
+    if inputs.cpu_only:
+        # a CPU box's torch is not the NPU host's: pin nothing that was not measured on an NPU
+        versions.update(torch="", torch_npu="", cann="")
     requirements, pyg = _project_facts(inputs.project_root)
     text_blobs = [f.symbol for f in scan.findings] + [f.message for f in scan.findings] + scan.packages
     for blob in text_blobs:
@@ -245,7 +251,10 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
     status_counts = Counter(item.status for item in report.items)
 
     display = inputs.display
+    cpu_prefix = ("CPU-ONLY VALIDATION, NOT RUN ON AN ASCEND NPU: the numbers of this port were checked on "
+                  "CPU; re-validate on an NPU before trusting it. " if inputs.cpu_only else "")
     description = plain(
+        cpu_prefix +
         f"Replays the validated Huawei Ascend NPU port of {display} (skill {inputs.slug}) - the "
         "verified environment, pip installs, the exact code changes and the validation "
         f"thresholds it passed. Use when setting up, porting again, re-validating or debugging "
@@ -262,7 +271,18 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
     compat_parts.append("the ascend-migrate toolkit")
     compatibility = plain(", ".join(compat_parts) + ".", limit=480)
 
+    bundle = inputs.bundle
+    replay = bundle.replay if bundle is not None else {}
+    prov = inputs.provenance or {}
+    host = prov.get("host") or {}
     return {
+        "cpu_only": inputs.cpu_only,
+        "replay": replay,
+        "bundle": bundle,
+        "host_rows": [(k, str(v)) for k, v in host.items() if v],
+        "validated_device": prov.get("device") or report.device,
+        "source_name": plain((bundle.source_name if bundle is not None else "") or inputs.project_root.resolve().name
+                             or "project", 80),
         "slug": inputs.slug,
         "display": display,
         "generator_version": __version__,

@@ -20,7 +20,8 @@ from ascend_migrate.skillgen.errors import SkillGenError
 
 # Files the generator may have written earlier; with --force, ones the new render does not
 # produce are removed so the folder never mixes two generations.
-GENERATED_EXTRAS = ("references/code-changes.md", "references/validation-items.md")
+GENERATED_EXTRAS = ("references/code-changes.md", "references/validation-items.md", "manual.patch", "replay.json")
+GENERATED_DIRS = ("entry", "golden", "files")  # replay bundle folders: stale files are removed with --force
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -67,14 +68,14 @@ def _destination(skill_dir: Path, relative: str) -> Path:
     return dest
 
 
-def atomic_write(dest: Path, text: str, *, overwrite: bool) -> None:
+def atomic_write(dest: Path, text: "str | bytes", *, overwrite: bool) -> None:
     """Write `text` to `dest` atomically; without `overwrite`, fail if `dest` exists."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=f".{dest.name}.", suffix=".tmp", dir=str(dest.parent))
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(text.encode("utf-8"))
+            handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp, 0o644)
@@ -90,7 +91,7 @@ def atomic_write(dest: Path, text: str, *, overwrite: bool) -> None:
                     raise
                 # No hard links on this filesystem: exclusive create is still race-free.
                 with open(dest, "xb") as handle:
-                    handle.write(text.encode("utf-8"))
+                    handle.write(text if isinstance(text, bytes) else text.encode("utf-8"))
                     handle.flush()
                     os.fsync(handle.fileno())
         _fsync_dir(dest.parent)
@@ -114,7 +115,7 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def write_skill(out_root: Path, slug: str, files: dict[str, str], *, force: bool) -> Path:
+def write_skill(out_root: Path, slug: str, files: dict[str, "str | bytes"], *, force: bool) -> Path:
     """Write `files` ({relative path: text}) into `<out-root>/<slug>`; return SKILL.md's path."""
     if "SKILL.md" not in files:
         raise SkillGenError("internal error: nothing to write (no SKILL.md rendered)")
@@ -142,4 +143,11 @@ def write_skill(out_root: Path, slug: str, files: dict[str, str], *, force: bool
                 stale = _destination(skill_dir, rel)
                 if stale.is_file() and not stale.is_symlink():
                     stale.unlink()
+        for folder in GENERATED_DIRS:
+            top = skill_dir / folder
+            if top.is_dir() and not top.is_symlink():
+                for old in sorted(top.rglob("*"), reverse=True):
+                    rel = old.relative_to(skill_dir).as_posix()
+                    if old.is_file() and not old.is_symlink() and rel not in files:
+                        old.unlink()
     return targets["SKILL.md"]

@@ -107,6 +107,9 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
 
     device = _device(device)
     thresholds = _thresholds(thresholds_file)
+    if confirm and not note.strip():
+        raise click.UsageError("--confirm needs a reason: add --note 'why this item is acceptable' "
+                               "(it is recorded in the report)")
     if confirm:
         try:
             written = record_confirmations(path, list(confirm), note)
@@ -125,7 +128,7 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
             raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint=hint)
     opts = ValidateOptions(
         device=device, golden=golden, entry=entry, autocast=_autocast(autocast), dtype=dtype,
-        thresholds=thresholds, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
+        thresholds=thresholds, thresholds_file=str(Path(thresholds_file).resolve()) if thresholds_file else None, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
         ddp_timeout_s=ddp_timeout, environment=environment,
     )
     report = validate_project(path, opts)
@@ -165,6 +168,16 @@ def _print_text(report: dict[str, Any]) -> None:
     click.echo(f"\nverdict: {report['verdict'].upper()}")
     for reason in report.get("reasons", []):
         click.echo(f"  - {reason}")
+    for warning in report.get("open_warnings", []):
+        click.echo(f"  warning: {warning}")
+    for refused in report.get("confirmations_refused", []):
+        click.echo(f"  confirmation of {refused['id']} not applied: {refused['reason']}")
+    prov = report.get("provenance") or {}
+    golden = prov.get("golden") or {}
+    if not golden.get("compared"):
+        click.echo(f"  note: no numerical comparison ({golden.get('why_not')}); a model skill needs one")
+    if prov.get("device_kind") not in (None, "npu"):
+        click.echo(f"  note: validated on {prov.get('device')}, not an NPU")
 
 
 @validate_command.command(name="capture")
@@ -254,6 +267,23 @@ def compare_command(golden: Path, device: str, entry: Optional[str], root: Path,
             click.echo(f"{result.loss.status.upper():>10}  loss  {result.loss.message}")
         click.echo(f"verdict: {result.status.upper()}")
     sys.exit(0 if result.passed else 1)
+
+
+@validate_command.command(name="own-files")
+@click.argument("path", type=click.Path(exists=True, file_okay=False, path_type=Path))
+def own_files_command(path: Path) -> None:
+    """List the files under PATH that ascend-migrate wrote (left out of the tree hash)."""
+    import os
+
+    from ascend_migrate.validate.provenance import SKIP_DIRS, is_own_output
+
+    for dirpath, dirnames, filenames in os.walk(path):
+        own_dir = Path(dirpath).name == ".ascend-migrate"
+        dirnames[:] = sorted(d for d in dirnames if d == ".ascend-migrate" or d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            full = Path(dirpath) / name
+            if own_dir or ".ascend-migrate" in full.relative_to(path).parts or is_own_output(full):
+                click.echo(full.relative_to(path).as_posix())
 
 
 @validate_command.command(name="checklist")

@@ -16,7 +16,8 @@ and returns one of:
                            model(inputs) for a single tensor) under torch.no_grad()
     [loss, loss, ...]      a train entry: one float per step
     {"losses": [...], "outputs": {name: tensor}, "model": module, "dtype": "bf16"}
-                           a train entry with optional extra outputs to compare, the trained
+                           a train entry with optional extra outputs to compare (a dict of
+                           tensors, one tensor, or a list of tensors), the trained
                            model (its parameters are checked in the DDP smoke run) and the
                            precision it trains in (selects the thresholds)
 
@@ -211,11 +212,15 @@ def interpret_result(result: Any, device: str, autocast: Optional[str]) -> Entry
         if unknown:
             raise EntryError(f"entry returned unknown key(s): {', '.join(sorted(unknown))}")
         losses = [_loss(x) for x in (result.get("losses") or [])]
+        raw_outputs = result.get("outputs")
+        if raw_outputs is None:
+            raw_outputs = {}
+        # a tensor, a list/tuple of tensors or a (nested) dict: every tensor gets a name
+        prefix = "" if isinstance(raw_outputs, dict) else "output"
         outputs = {
-            k: v.detach().to("cpu")
-            for k, v in flatten_outputs(result.get("outputs") or {}, prefix="").items()
+            (k.lstrip(".") or "output"): v.detach().to("cpu")
+            for k, v in flatten_outputs(raw_outputs, prefix=prefix).items()
         }
-        outputs = {k.lstrip("."): v for k, v in outputs.items()}
         if not losses and not outputs:
             raise EntryError("entry returned neither losses nor outputs")
         return EntryRun("train", outputs=outputs, losses=losses,

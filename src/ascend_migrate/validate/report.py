@@ -14,14 +14,11 @@ BLOCKING = ("fail", "manual-pending")
 
 
 def verdict_of(items: Iterable[dict[str, Any]]) -> tuple[str, list[str]]:
-    """fail when an item of severity error failed or awaits confirmation."""
-    reasons = []
-    for item in items:
-        if item["severity"] == "error" and item["status"] in BLOCKING:
-            what = "failed" if item["status"] == "fail" else "awaits confirmation (--confirm " + item["id"] + ")"
-            summary = f": {item['summary']}" if item.get("summary") else ""
-            reasons.append(f"{item['id']} {what}{summary}")
-    return ("fail" if reasons else "pass"), reasons
+    """(verdict, reasons) by the one rule in `validate.verdict.decide`."""
+    from ascend_migrate.validate.verdict import decide
+
+    decision = decide(items)
+    return decision.verdict, decision.reasons
 
 
 def summary_counts(items: Iterable[dict[str, Any]]) -> dict[str, int]:
@@ -79,6 +76,23 @@ def to_markdown(report: dict[str, Any]) -> str:
         lines.append("- Items: " + ", ".join(f"{v} {k}" for k, v in counts.items() if v))
     if report.get("reasons"):
         lines += ["", "## Why it fails", ""] + [f"- {r}" for r in report["reasons"]]
+    if report.get("open_warnings"):
+        lines += ["", "## Open warnings (do not block the verdict)", ""] + [f"- {r}" for r in report["open_warnings"]]
+    prov = report.get("provenance")
+    if prov:
+        golden = prov.get("golden") or {}
+        tree = prov.get("tree") or {}
+        host = prov.get("host") or {}
+        lines += ["", "## Provenance", "",
+                  f"- Device: `{prov.get('device')}`" + ("" if prov.get("device_kind") == "npu" else
+                                                         " (not an NPU: this run does not show the port works on Ascend)"),
+                  "- Host: " + (", ".join(f"{k} {v}" for k, v in host.items() if v) or "not recorded"),
+                  f"- Goldens compared: {'yes' if golden.get('compared') else 'no'}"
+                  + (f" (`{golden.get('sha256')}`)" if golden.get("sha256") else "")
+                  + (f"; {golden['why_not']}" if golden.get("why_not") else ""),
+                  f"- Tree hash: `{tree.get('sha256')}` over {tree.get('files')} files ({tree.get('algorithm')})"]
+        if report.get("checksum"):
+            lines.append(f"- Report checksum: `{report['checksum'].get('value')}`")
     lines += ["", "## Items", "", "| Status | ID | Item | Kind | Severity | Summary |", "|---|---|---|---|---|---|"]
     for item in report["items"]:
         lines.append(

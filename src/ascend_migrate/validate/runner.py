@@ -12,7 +12,9 @@ from ascend_migrate import __version__
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.validate.checklist import ChecklistItem, default_checklist
 from ascend_migrate.validate.project import Project, load_project
-from ascend_migrate.validate.report import SCHEMA, summary_counts, verdict_of
+from ascend_migrate.validate import provenance
+from ascend_migrate.validate.report import SCHEMA, summary_counts
+from ascend_migrate.validate.verdict import apply_confirmation, can_confirm, decide
 from ascend_migrate.validate.static import CheckResult, StaticContext, run_static
 from ascend_migrate.validate.thresholds import Thresholds, load_thresholds
 
@@ -77,6 +79,7 @@ class ValidateOptions:
     ddp_entry: Optional[str] = None
     ddp_steps: Optional[int] = None
     ddp_timeout_s: Optional[float] = None
+    thresholds_file: Optional[str] = None  # recorded in the report so a replay can use it again
     environment: Optional[dict[str, Any]] = None  # None: run `ascend-migrate check --json`
     scan_result: Optional[ScanResult] = None  # None: scan PATH
     extra: dict[str, Any] = field(default_factory=dict)
@@ -134,6 +137,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     ctx = StaticContext(scan=scan_result or ScanResult(root=str(path)), project=project, thresholds=thresholds)
     dynamic = _Dynamic(opts, root, thresholds, project)
     items: list[dict[str, Any]] = []
+    refused_confirmations: list[dict[str, str]] = []
     for item in default_checklist():
         if item.kind == "static":
             if scan_error is not None and item.rules:
@@ -147,14 +151,17 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
             result = CheckResult("manual-pending", [], "to be confirmed")
             if item.id == "host-environment":
                 result.evidence.append({"message": "see the environment section (ascend-migrate check --json)"})
-        if result.status == "manual-pending" and item.id in confirmations:
-            c = confirmations[item.id]
-            result.status = "confirmed"
-            result.evidence.insert(0, {"message": f"confirmed at {c.get('at')}" + (f": {c['note']}" if c.get("note") else "")})
-            result.summary = "confirmed"
-        items.append(_item_dict(item, result))
+        entry = _item_dict(item, result)
+        if item.id in confirmations and entry["status"] in ("fail", "manual-pending"):
+            refused = can_confirm(item.severity, entry["status"])
+            if refused:
+                entry["evidence"].insert(0, {"message": f"confirmation not applied: {refused}"})
+                refused_confirmations.append({"id": item.id, "reason": refused})
+            else:
+                apply_confirmation(entry, confirmations[item.id])
+        items.append(entry)
 
-    verdict, reasons = verdict_of(items)
+    decision = decide(items)
     environment = opts.environment
     if environment is None:
         from ascend_migrate.validate.environment import collect_environment
@@ -162,13 +169,15 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     used_dtype = dynamic.dtype_used or "fp32"
     report: dict[str, Any] = {
         "schema": SCHEMA,
-        "verdict": verdict,
+        "verdict": decision.verdict,
         "project": str(path),
         "device": opts.device,
         "created": _now(),
         "tool": {"name": "ascend-migrate", "version": __version__},
         "summary": summary_counts(items),
-        "reasons": reasons,
+        "reasons": decision.reasons,
+        "open_warnings": decision.open_warnings,
+        "confirmations_refused": refused_confirmations,
         "items": items,
         "thresholds": {
             **thresholds.to_dict(),
@@ -185,8 +194,79 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         "ddp": dynamic.ddp_summary,
         "scan": _scan_section(scan_result, scan_error, project),
         "environment": environment,
+        "options": _options_record(opts, root),
+        "provenance": _provenance(opts, root, environment, dynamic, items),
     }
-    return report
+    return provenance.sign(report)
+
+
+def _rel_inside(path: Optional[Path], root: Path) -> Optional[str]:
+    if path is None:
+        return None
+    try:
+        return Path(path).resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return None
+
+
+def _options_record(opts: ValidateOptions, root: Path) -> dict[str, Any]:
+    """The options that decide the numbers, so a replay can run the same validation."""
+    return {
+        "device": opts.device,
+        "entry": opts.entry,
+        "autocast": opts.autocast,
+        "dtype": opts.dtype,
+        "thresholds_file": opts.thresholds_file,
+        "ddp": opts.ddp,
+        "ddp_entry": opts.ddp_entry,
+        "ddp_steps": opts.ddp_steps,
+        "ddp_timeout_s": opts.ddp_timeout_s,
+    }
+
+
+def device_kind(device: str) -> str:
+    return (device or "cpu").split(":", 1)[0]
+
+
+def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], dynamic: "_Dynamic",
+                items: list[dict[str, Any]]) -> dict[str, Any]:
+    statuses = {i["id"]: i["status"] for i in items}
+    compared = opts.golden is not None and dynamic.comparison is not None and (
+        statuses.get("golden-outputs") in ("pass", "fail") or statuses.get("loss-curve") in ("pass", "fail"))
+    golden_rel = _rel_inside(opts.golden, root)
+    excluded = [golden_rel] if golden_rel else []
+    manifest = provenance.tree_manifest(root, excluded)
+    golden: dict[str, Any] = {"given": opts.golden is not None, "compared": bool(compared)}
+    if opts.golden is not None:
+        golden.update({
+            "path": str(Path(opts.golden).resolve()),
+            "sha256": provenance.file_sha256(Path(opts.golden)) if Path(opts.golden).is_file() else None,
+            "entry": dynamic.golden_meta.get("entry"),
+            "kind": dynamic.golden_meta.get("kind"),
+            "captured_on": dynamic.golden_meta.get("device"),
+            "seed": dynamic.golden_meta.get("seed"),
+            "steps": dynamic.golden_meta.get("steps"),
+            "dtype": dynamic.golden_meta.get("dtype"),
+            "autocast": dynamic.golden_meta.get("autocast"),
+        })
+    if not compared:
+        golden["why_not"] = ("no golden file given (--golden)" if opts.golden is None
+                             else dynamic.compare_error or "the golden file holds nothing to compare")
+    return {
+        "device": opts.device,
+        "device_kind": device_kind(opts.device),
+        "host": provenance.host_record(environment or {}),
+        "golden": golden,
+        "tree": {
+            "algorithm": provenance.TREE_HASH_ALGO,
+            "sha256": provenance.manifest_hash(manifest),
+            "files": len(manifest),
+            "manifest": manifest,
+            "excluded": excluded,
+            "own_outputs_excluded": "`.ascend-migrate/`, `ascend-migrate-*` change lists, reports with an "
+                                    "ascend-migrate schema id; list them with `ascend-migrate validate own-files PATH`",
+        },
+    }
 
 
 def _scan_section(scan_result: Optional[ScanResult], error: Optional[str], project: Project) -> dict[str, Any]:

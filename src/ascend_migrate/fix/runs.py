@@ -1,0 +1,79 @@
+"""Per-run change lists: every `migrate --write` / `--output` run keeps its own list.
+
+    TREE/.ascend-migrate/runs/<UTC time>/changes.json (+ .csv)   one folder per run
+    TREE/.ascend-migrate/last-changes.json                       the last run that changed files
+
+A run that changes nothing is recorded in its own folder but never moves the pointer, so the
+change list of the run that did the work stays retrievable (`last_change_list(TREE)`). Each
+run's list also records the flags that reproduce it (`run.options`) and where it came from.
+"""
+from __future__ import annotations
+
+import datetime as _dt
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Optional
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ascend_migrate.fix.migrate import MigrationResult
+
+RUNS_DIR = Path(".ascend-migrate") / "runs"
+LAST_RUN_POINTER = Path(".ascend-migrate") / "last-changes.json"
+POINTER_SCHEMA = "ascend-migrate/last-changes/1"
+
+
+def _stamp() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
+
+
+def record_run(result: "MigrationResult", base: Path, target_base: Path, output: Optional[Path]) -> Path:
+    """Write this run's change list into its own folder; move the pointer when files changed."""
+    from ascend_migrate.fix.migrate import write_atomic, write_change_list
+
+    runs = target_base / RUNS_DIR
+    stamp = _stamp()
+    run_dir, n = runs / stamp, 1
+    while run_dir.exists():
+        run_dir, n = runs / f"{stamp}-{n}", n + 1
+    run_dir.mkdir(parents=True)
+    result.run_dir = run_dir
+    result.run_record = {
+        "source": str(Path(base).resolve()), "target": str(Path(target_base).resolve()),
+        "mode": "output" if output is not None else "write", "options": dict(result.options),
+        "files_written": list(result.written),
+    }
+    write_change_list(result, run_dir / "changes")
+    if result.written or output is not None:  # --output made a whole new tree
+        pointer = {"schema": POINTER_SCHEMA, "run": run_dir.name,
+                   "changes": (RUNS_DIR / run_dir.name / "changes.json").as_posix()}
+        write_atomic(target_base / LAST_RUN_POINTER, (json.dumps(pointer, indent=2) + "\n").encode("utf-8"))
+    return run_dir
+
+
+def last_change_list(tree: Path) -> Optional[Path]:
+    """The change list of the last run that changed files in `tree` (None when there is none)."""
+    tree = Path(tree)
+    try:
+        data = json.loads((tree / LAST_RUN_POINTER).read_text(encoding="utf-8"))
+        path = tree / data["changes"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return path if path.is_file() else None
+
+
+def run_record(tree: Path) -> Optional[dict]:
+    """The `run` section (flags, source, target) of the last run that changed files."""
+    path = last_change_list(tree)
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    run = data.get("run") if isinstance(data, dict) else None
+    return run if isinstance(run, dict) else None
+
+
+def is_run_output(base: Path, rel: str) -> bool:
+    """Files under .ascend-migrate/ are this tool's records, never migration inputs."""
+    return rel == ".ascend-migrate" or rel.startswith(".ascend-migrate/")

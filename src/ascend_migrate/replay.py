@@ -1,0 +1,166 @@
+"""`ascend-migrate replay SKILL_DIR TARGET`: reproduce a validated port from its model skill.
+
+On a fresh checkout of the unported project at TARGET:
+
+1. migrate in place with the flags recorded in SKILL_DIR/replay.json;
+2. apply SKILL_DIR/manual.patch (and copy SKILL_DIR/files/ for binary files);
+3. compare the tree with the recorded manifest: a different tree hash exits 1 and lists every
+   file that differs;
+4. with --device, validate with the recorded options against the stored golden file; a verdict
+   other than pass exits 1.
+
+Exit codes: 0 reproduced (and validated, with --device); 1 the tree or the validation differs;
+2 the skill folder or TARGET cannot be used.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Optional
+
+import click
+
+REPLAY_SCHEMA = "ascend-migrate/replay/1"
+
+
+class ReplayError(Exception):
+    def __init__(self, message: str, exit_code: int = 2) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
+
+
+@dataclass
+class ReplayResult:
+    tree_sha256: str = ""
+    expected_sha256: str = ""
+    differences: list[str] = field(default_factory=list)
+    patched: list[str] = field(default_factory=list)
+    report: Optional[dict[str, Any]] = None
+
+    @property
+    def tree_matches(self) -> bool:
+        return self.tree_sha256 == self.expected_sha256
+
+
+def load_replay(skill_dir: Path) -> dict[str, Any]:
+    path = Path(skill_dir) / "replay.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReplayError(f"{path}: not found; regenerate the skill with `ascend-migrate skill PATH --model NAME` "
+                          "(skills from older versions cannot be replayed)") from None
+    except (OSError, ValueError) as exc:
+        raise ReplayError(f"{path}: cannot read: {exc}") from None
+    if not isinstance(data, dict) or data.get("schema") != REPLAY_SCHEMA:
+        raise ReplayError(f"{path}: not a replay record (schema {REPLAY_SCHEMA})")
+    return data
+
+
+def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
+           echo=lambda message: None) -> ReplayResult:
+    from ascend_migrate.fix.api import migrate
+    from ascend_migrate.patchfile import PatchError, apply_patch
+    from ascend_migrate.validate import provenance
+
+    skill_dir, target = Path(skill_dir), Path(target)
+    record = load_replay(skill_dir)
+    if not target.is_dir():
+        raise ReplayError(f"{target}: not a folder; check out the unported project there first")
+    options = record["migrate"]["options"]
+    echo(f"1/4 migrate: {record['migrate']['command']}")
+    result = migrate(target, write=True, style=options.get("style") or "transfer",
+                     min_torch=options.get("min_torch") or "2.6", annotate=bool(options.get("annotate")),
+                     safe_only=bool(options.get("safe_only")), inject_init=bool(options.get("inject_init")),
+                     torch_npu_version=options.get("torch_npu_version"))
+    if result.errors:
+        echo("   files the migration could not rewrite: " + ", ".join(f.path for f in result.errors))
+    patch_info = record.get("manual_patch") or {}
+    patch_path = skill_dir / (patch_info.get("file") or "manual.patch")
+    echo(f"2/4 apply {patch_path.name} ({len(patch_info.get('files') or [])} file(s))")
+    try:
+        patched = apply_patch(target, patch_path.read_text(encoding="utf-8", errors="surrogateescape"))
+    except FileNotFoundError:
+        raise ReplayError(f"{patch_path}: not found") from None
+    except PatchError as exc:
+        raise ReplayError(f"manual.patch does not apply to the migrate output of {target}: {exc}. "
+                          "TARGET is not the revision that was ported (or was not a clean checkout)", 1) from None
+    for rel in patch_info.get("binary_files") or []:
+        dest = target / rel.removeprefix("files/")
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(skill_dir / rel, dest)
+    for rel in patch_info.get("deleted_binary") or []:
+        (target / rel).unlink(missing_ok=True)
+    tree = record["tree"]
+    manifest = provenance.tree_manifest(target, tree.get("excluded") or [])
+    out = ReplayResult(tree_sha256=provenance.manifest_hash(manifest), expected_sha256=tree["sha256"], patched=patched)
+    echo(f"3/4 tree hash {out.tree_sha256} (validated: {out.expected_sha256})")
+    if not out.tree_matches:
+        out.differences = provenance.diff_manifests(tree.get("manifest") or {}, manifest)
+        return out
+    if device:
+        out.report = _validate(skill_dir, target, record, device, echo)
+    else:
+        echo("4/4 validation skipped (give --device to validate)")
+    return out
+
+
+def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str, echo) -> dict[str, Any]:
+    from ascend_migrate.validate.devices import parse_device
+    from ascend_migrate.validate.report import to_json, to_markdown
+    from ascend_migrate.validate.runner import ValidateOptions, validate_project
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    golden_rel = (record.get("golden") or {}).get("file")
+    if not golden_rel or not (skill_dir / golden_rel).is_file():
+        raise ReplayError("the skill stores no golden file; capture one with "
+                          f"`{(record.get('golden') or {}).get('capture_command')}` and run "
+                          f"`ascend-migrate validate {target} --device {device} --golden golden.pt`")
+    vopts = (record.get("validation") or {}).get("options") or {}
+    thresholds_file = vopts.get("thresholds_file")
+    thresholds = load_thresholds(thresholds_file) if thresholds_file and Path(thresholds_file).is_file() else load_thresholds()
+    device = parse_device(device)
+    echo(f"4/4 validate on {device} against {golden_rel}")
+    opts = ValidateOptions(device=device, golden=skill_dir / golden_rel, entry=vopts.get("entry"),
+                           autocast=vopts.get("autocast"), dtype=vopts.get("dtype"), thresholds=thresholds,
+                           ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
+                           ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"))
+    report = validate_project(target, opts)
+    out_dir = target / ".ascend-migrate"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "validation-report.json").write_text(to_json(report), encoding="utf-8")
+    (out_dir / "validation-report.md").write_text(to_markdown(report), encoding="utf-8")
+    return report
+
+
+@click.command("replay")
+@click.argument("skill_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.argument("target", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--device", help="Validate the replayed tree on this device (npu:N, cpu, cuda:N) with the stored golden.")
+def replay_command(skill_dir: Path, target: Path, device: Optional[str]) -> None:
+    """Reproduce the validated port in SKILL_DIR on a fresh checkout at TARGET.
+
+    Migrates TARGET in place with the recorded flags, applies manual.patch, checks the tree
+    hash against the validated one, and with --device validates against the stored golden.
+    Exit code: 0 reproduced, 1 the tree or the validation differs, 2 unusable input.
+    """
+    try:
+        result = replay(skill_dir, target, device, echo=lambda m: click.echo(m, err=True))
+    except ReplayError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    if not result.tree_matches:
+        click.echo(f"error: the replayed tree differs from the validated one ({len(result.differences)} file(s)):",
+                   err=True)
+        for line in result.differences[:100]:
+            click.echo(f"  {line}", err=True)
+        sys.exit(1)
+    click.echo(f"tree reproduced: {result.tree_sha256}")
+    if result.report is not None:
+        verdict = result.report["verdict"]
+        click.echo(f"validation: {verdict.upper()} (report: {target / '.ascend-migrate' / 'validation-report.json'})")
+        for reason in result.report.get("reasons", []):
+            click.echo(f"  - {reason}")
+        sys.exit(0 if verdict == "pass" else 1)
