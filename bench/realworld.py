@@ -883,8 +883,8 @@ RECIPES: dict[str, dict] = {
     "minGPT-adder": {
         "repo": "minGPT", "cwd": "projects/adder", "script": "projects/adder/adder.py", "pythonpath": ["."],
         "setup": None, "steps": 4,
-        "args": ["--system.work_dir={tmp}/adder", "--trainer.num_workers=0", "--trainer.batch_size=8",
-                 "--trainer.max_iters=4", "--model.model_type=gpt-nano"]},
+        "args": ["--system.work_dir='{tmp}/adder'", "--trainer.num_workers=0", "--trainer.batch_size=8",
+                 "--trainer.max_iters=4", "--model.model_type=gpt-nano", "--data.ndigit=1"]},
     "examples-word_language_model": {
         "repo": "examples", "cwd": "word_language_model", "script": "word_language_model/main.py", "pythonpath": [],
         "setup": None, "steps": 5,
@@ -944,7 +944,22 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
         first = next((i for i, (x, y) in enumerate(zip(o["losses"], a["losses"])) if x != y),
                      min(len(o["losses"]), len(a["losses"])))
         row["status"] = f"differs from step {first}"
+        ratios = {_pow2_ratio(x, y) for x, y in zip(o["losses"], a["losses"])}
+        if len(ratios) == 1 and None not in ratios and len(o["losses"]) == len(a["losses"]):
+            row["status"] += f" (every port loss is the original's x 2^{ratios.pop()}: a loss scaler is on)"
     return row
+
+
+def _pow2_ratio(x: str, y: str) -> Optional[int]:
+    """k when float y == float x * 2**k exactly (k != 0), else None."""
+    import math
+
+    a, b = float.fromhex(x), float.fromhex(y)
+    if a == 0 or b == 0 or math.isnan(a) or math.isnan(b):
+        return None
+    ma, ea = math.frexp(a)
+    mb, eb = math.frexp(b)
+    return (eb - ea) if ma == mb and eb != ea else None
 
 
 # =========================================================================== report
@@ -1135,8 +1150,12 @@ def main(argv: Optional[list[str]] = None) -> int:
 
 
 def _tool_version() -> str:
-    res = run(tool("--version"), timeout=120)
-    return res["stdout"].strip() or tail(res["stderr"], 1)
+    try:
+        from ascend_migrate import __version__
+    except ImportError:
+        res = run(tool("--version"), timeout=120)
+        return res["stdout"].strip() or tail(res["stderr"], 1)
+    return f"ascend-migrate {__version__}"
 
 
 if __name__ == "__main__":
