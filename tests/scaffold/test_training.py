@@ -109,3 +109,11 @@ def test_epoch_loop_shards_across_ranks(train_mod):
     assert sorted(epoch0[0] + epoch0[1]) == list(range(16))  # disjoint shards covering the data
     again = iter(train_mod.BatchStream(16, 2, "epoch", seed=0, rank=0, world=2, start=3))
     assert next(again) == epoch0[0][6:8]
+
+
+def test_resume_with_a_changed_data_order_warns(train_mod, scaffold_dir, tmp_path, caplog):
+    _run(train_mod, scaffold_dir, tmp_path / "a", "--max-steps", "2")
+    with caplog.at_level("WARNING", logger="train"):
+        _run(train_mod, scaffold_dir, tmp_path / "b", "--max-steps", "3", "--set", "data.micro_batch_size=8",
+             "--resume", str(tmp_path / "a" / "checkpoints" / "last.pt"))
+    assert "resuming with changed data.micro_batch_size" in caplog.text
