@@ -85,7 +85,7 @@ def test_decode_err_codes():
 def test_clean_lines_and_json_report():
     assert clean_lines("a\r\nb\x1b[31mc\x1b[0m\rd\n") == ["a", "d"]
     rep = report_dict(diagnose_text("EI0006: Getting socket times out."), "x.log", 1)
-    assert rep["schema_version"] == 1 and rep["primary"] == "hccl-connect-timeout"
+    assert rep["schema_version"] == 2 and rep["primary"] == "hccl-connect-timeout"
     assert set(rep["matches"][0]) >= {"id", "cause", "fix", "line", "line_no", "confidence"}
 
 
