@@ -377,6 +377,8 @@ class Diagnoser:
             if sig.id in hidden:
                 continue
             details = self._details(sig, m)
+            if details is not None and "package" not in details and "ascend" not in low:
+                continue  # a library we do not know, on a line that is not about Ascend (libcudart...)
             key = sig.id if not details else f"{sig.id}:{details.get('library', '')}"
             self._add(key, sig, line, line_no, source, fi, ts_key, ts_text, details)
         for em in _ERR_RE.finditer(line):
