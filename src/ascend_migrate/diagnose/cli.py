@@ -19,7 +19,8 @@ Exit status:
   1  at least one known error found
   2  usage or input error: bad option, missing, empty or binary file
 \b
-JSON (--format json): {"schema_version": 2, "source", "lines", "primary": ID|null,
+JSON (--format json): {"schema_version": 2, "source" (a list for several logs), "lines",
+  "primary": ID|null,
   "errors_found", "matches": [{"id", "title", "family", "category", "severity",
   "confidence", "role", "cause", "fix", "confirm", "source", "line_no", "line",
   "count", "rank", "timestamp", "details"?, "decoded"?}]}; the text report shows the

@@ -153,6 +153,11 @@ class _Prepend(io.RawIOBase):
     def readable(self) -> bool:
         return True
 
+    def close(self) -> None:
+        if not self.closed and self._raw is not None:
+            self._raw.close()
+        super().close()
+
     def readinto(self, b) -> int:  # type: ignore[override]
         if self._head:
             n = min(len(b), len(self._head))
