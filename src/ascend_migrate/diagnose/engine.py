@@ -26,6 +26,7 @@ MAX_LINE_CHARS = 400
 BLOCK_CHARS = 4 << 20
 SNIFF_BYTES = 64 << 10
 ERR_CODE_ID = "torch-npu-err-code"
+REPEAT_CACHE = 20000  # distinct lines remembered
 ROLE_RANK = {"cause": 0, "symptom": 1}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
@@ -272,6 +273,12 @@ class _Index:
             if not hit:
                 self.unanchored.append(sig)
         self.order = order
+        # per pattern: the lowercase literals each alternative needs (a cheap test before the regex)
+        self.lits = {id(p): [[lit.lower() for lit in alt] for alt in _lits(p.pattern)]
+                     for sig in kb.signatures for p in sig.patterns}
+
+    def may_match(self, pattern: re.Pattern, low_line: str) -> bool:
+        return any(all(lit in low_line for lit in alt) for alt in self.lits[id(pattern)])
 
     def signatures_for(self, low_line: str) -> list[Signature]:
         seen: dict[str, Signature] = {s.id: s for s in self.unanchored}
@@ -308,6 +315,8 @@ class Diagnoser:
         self.found: dict[str, Match] = {}
         self.lines = 0
         self.sources: list[str] = []
+        # a line seen before (same text) adds to the same matches: remember which
+        self._repeat: dict[str, list[str]] = {}
         # ERR codes are decoded wherever they appear; make sure the prefilter sees them.
         self._anchors = tuple(sorted(set(self.idx.anchors) | {"err0", "err9"}))
 
@@ -357,18 +366,30 @@ class Diagnoser:
         line = _clean(block[start:end])
         if not line.strip():
             return
+        keys = self._repeat.get(line)
+        if keys is not None:
+            for key in keys:
+                prev = self.found[key]
+                prev.count += 1
+                if len(prev.other_lines) < 50:
+                    prev.other_lines.append(line_no)
+            return
         low = line.lower()
         window: Optional[list[str]] = None
+        used_context = False
         on_line: list[tuple[Signature, re.Match]] = []
         for sig in self.idx.signatures_for(low):
             m = None
             for p in sig.patterns:
+                if not self.idx.may_match(p, low):
+                    continue
                 m = p.search(line)
                 if m:
                     break
             if m is None or (sig.unless is not None and sig.unless.search(line)):
                 continue
             if sig.near is not None:
+                used_context = True
                 if window is None:
                     window = self._window(block, start, end, tail)
                 if not any(sig.near.search(w) for w in window + [line]):
@@ -378,6 +399,7 @@ class Diagnoser:
         ts_key, ts_text = None, None
         if on_line or "err" in low:
             ts_key, ts_text = _timestamp(line)
+        keys: list[str] = []
         for sig, m in on_line:
             if sig.id in hidden:
                 continue
@@ -385,10 +407,12 @@ class Diagnoser:
             if details is not None and "package" not in details and "ascend" not in low:
                 continue  # a library we do not know, on a line that is not about Ascend (libcudart...)
             key = sig.id if not details else f"{sig.id}:{details.get('library', '')}"
+            keys.append(key)
             self._add(key, sig, line, line_no, source, fi, ts_key, ts_text, details)
         for em in _ERR_RE.finditer(line):
             decoded = decode_err_code(em.group(0), self.kb)
             key = f"{ERR_CODE_ID}:{decoded['code']}"
+            keys.append(key)
             prev = self.found.get(key)
             if prev is not None:
                 prev.count += 1
@@ -414,6 +438,8 @@ class Diagnoser:
                 file_index=fi,
                 _ts=ts_key,
             )
+        if not used_context and len(self._repeat) < REPEAT_CACHE:
+            self._repeat[line] = keys
 
     def _details(self, sig: Signature, m: re.Match) -> Optional[dict[str, str]]:
         if sig.lookup != "libraries":
