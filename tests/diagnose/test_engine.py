@@ -85,9 +85,149 @@ def test_decode_err_codes():
 def test_clean_lines_and_json_report():
     assert clean_lines("a\r\nb\x1b[31mc\x1b[0m\rd\n") == ["a", "d"]
     rep = report_dict(diagnose_text("EI0006: Getting socket times out."), "x.log", 1)
-    assert rep["schema_version"] == 1 and rep["primary"] == "hccl-connect-timeout"
+    assert rep["schema_version"] == 2 and rep["primary"] == "hccl-connect-timeout"
     assert set(rep["matches"][0]) >= {"id", "cause", "fix", "line", "line_no", "confidence"}
 
 
 def test_nothing_in_clean_log():
     assert diagnose_text("\n".join(NOISE * 20)) == []
+
+
+# ------------------------------------------------------------------ streaming and ranking
+import gzip  # noqa: E402
+
+from ascend_migrate.diagnose.engine import Diagnoser, diagnose_files, open_log, rank_matches  # noqa: E402
+from ascend_migrate.diagnose.prefilter import candidate_lines, required_literals  # noqa: E402
+
+
+def test_prefilter_selects_every_line_a_pattern_matches():
+    kb = default_kb()
+    rng = random.Random(3)
+    lines = list(NOISE)
+    for sig in kb.signatures:
+        for ex in sig.example.splitlines():
+            lines += [ex, ex.upper(), ex.lower(), "[rank3]: " + ex, ex[: len(ex) // 2], ex[len(ex) // 3:]]
+    rng.shuffle(lines)
+    block = "\n".join(lines)
+    selected = {block[s:e] for s, e in candidate_lines(block, kb.anchors)}
+    for line in lines:
+        if any(p.search(line) for sig in kb.signatures for p in sig.patterns):
+            assert line in selected, line
+
+
+def test_required_literals_cover_alternatives():
+    assert required_literals(r"EI0006|Getting socket") == [["EI0006"], ["Getting socket"]]
+    assert required_literals(r"\b507035\b") == [["507035"]]
+    alts = required_literals(r"(?i)(float64|double).*not supported")
+    assert ["float64", "not supported"] in alts and ["double", "not supported"] in alts
+
+
+def test_block_boundaries_do_not_lose_lines_or_line_numbers(monkeypatch):
+    import ascend_migrate.diagnose.engine as eng
+
+    text = "\n".join(NOISE * 40 + ["RuntimeError: Tensors must be contiguous"] + NOISE * 40
+                     + ["    if torch.cuda.get_device_capability()[0] >= 8:", "TypeError: 'NoneType' object is not subscriptable"])
+    whole = {m.id: m.line_no for m in diagnose_text(text)}
+    monkeypatch.setattr(eng, "BLOCK_CHARS", 257)  # many tiny blocks
+    d = Diagnoser()
+    d.feed_text(text)
+    assert {m.id: m.line_no for m in d.matches()} == whole
+    assert d.lines == len(text.split("\n"))
+    assert whole["device-capability-none"] == len(text.split("\n"))  # the near line came from the previous block
+
+
+def test_root_cause_across_rank_logs_by_timestamp(tmp_path):
+    rank0 = tmp_path / "rank0.log"
+    rank0.write_text(
+        "[rank0]: 2025-03-02 10:20:01 step 10 loss 2.1\n"
+        "[rank0]: EI0002: 2025-03-02-10:50:01.123.456 The wait execution of the Notify register times out.\n"
+    )
+    rank3 = tmp_path / "rank3.log.gz"
+    rank3.write_bytes(gzip.compress(
+        b"[rank3]: 2025-03-02 10:20:01 step 10 loss 2.1\n"
+        b"[rank3]: RuntimeError: NPU out of memory. Tried to allocate 2.00 GiB (NPU 3; 60.97 GiB total capacity)\n"
+        b"[rank3]: [ERROR] 2025-03-02-10:20:05 (PID:77, Device:3, RankID:3) ERR00006 PTA memory error\n"
+    ))
+    ms, d = diagnose_files([rank0, rank3])
+    assert ms[0].id == "npu-out-of-memory" and ms[0].rank == 3 and ms[0].source.endswith("rank3.log.gz")
+    timeout = next(m for m in ms if m.id == "hccl-exec-timeout")
+    assert timeout.role == "symptom" and timeout.rank == 0 and timeout.timestamp.startswith("2025-03-02-10:50:01")
+    assert d.sources == [str(rank0), str(rank3)]
+
+
+def test_earlier_cause_wins_across_logs_of_equal_confidence(tmp_path):
+    a = tmp_path / "a.log"
+    a.write_text("2025-03-02 11:00:00 RuntimeError: NPU out of memory. Tried to allocate 1.00 GiB\n")
+    b = tmp_path / "b.log"
+    b.write_text("2025-03-02 09:00:00 ImportError: libhccl.so: cannot open shared object file: No such file or directory\n")
+    ms, _ = diagnose_files([a, b])
+    assert [m.id for m in ms[:2]] == ["cann-libhccl-missing", "npu-out-of-memory"]
+
+
+def test_generic_codes_are_low_and_never_outrank_a_specific_cause():
+    text = ("[ERROR] RUNTIME(278,python3):2025-08-26-03:01:17.587.916 [driver.cc:65] GetDeviceCount:Call drvGetDevNum, drvRetCode=87.\n"
+            "rtGetDeviceCount:ErrCode=507899, desc=[driver error:internal error], InnerCode=0x7020010\n")
+    ms = diagnose_text(text)
+    assert ms[0].id == "device-busy-likely"
+    generic = next(m for m in ms if m.id == "driver-internal-error")
+    assert generic.confidence == "low"
+    alone = diagnose_text("rtGetDeviceCount:ErrCode=507899, desc=[driver error:internal error]\n")
+    assert alone[0].id == "driver-internal-error" and alone[0].confidence == "low"
+
+
+def test_warnings_do_not_fire_error_signatures():
+    text = ("[W compiler_depend.ts:61] Warning: HCCL execution timeout was set to never timeout (function operator())\n"
+            "[W compiler_depend.ts:61] Warning: stream synchronize execution timeout was set to never timeout\n")
+    assert [m for m in diagnose_text(text) if m.severity == "error"] == []
+
+
+def test_missing_torch_npu_is_not_a_project_packaging_problem():
+    (m,) = diagnose_text("ModuleNotFoundError: No module named 'torch_npu'\n")
+    assert m.id == "torch-npu-not-installed" and m.confidence == "high"
+    ids = [m.id for m in diagnose_text("ModuleNotFoundError: No module named 'models.backbone'\n")]
+    assert ids == ["module-not-found-project"]
+
+
+def test_unknown_non_ascend_library_is_not_reported():
+    assert diagnose_text("ImportError('libcudart.so.12: cannot open shared object file: No such file or directory')\n") == []
+    (m,) = diagnose_text("error while loading shared libraries: libascend_dump.so: cannot open shared object file\n")
+    assert m.id == "ascend-shared-lib-missing" and m.details["package"] == "the CANN toolkit"
+    assert "libascend_dump.so" in m.confirm and "the CANN toolkit" in m.cause
+
+
+def test_validator_failures_have_their_own_entries():
+    cases = {
+        "Error: entry file not found: /work/proj/train.py": "validate-entry-not-found",
+        "FAIL output 'logits': cosine 0.8123 < 0.9 (hard limit)": "validate-golden-mismatch",
+        "FAIL ddp: the entry did not initialise torch.distributed under torchrun (it should call init_process_group when WORLD_SIZE > 1)": "validate-ddp-no-init",
+        "Error: golden file not found: golden.pt": "validate-golden-file",
+    }
+    for line, sig in cases.items():
+        assert diagnose_text(line + "\n")[0].id == sig, line
+
+
+def test_every_signature_has_a_family_and_a_confirm_command():
+    from ascend_migrate.diagnose.kb import FAMILIES
+
+    for sig in default_kb().signatures:
+        assert sig.family in FAMILIES and sig.confirm.strip(), sig.id
+
+
+def test_open_log_rejects_empty_and_binary(tmp_path):
+    import pytest
+
+    from ascend_migrate.diagnose.engine import InputError
+
+    (tmp_path / "e.log").write_bytes(b"")
+    with pytest.raises(InputError, match="empty"):
+        open_log(tmp_path / "e.log")
+    (tmp_path / "b.log").write_bytes(b"\x00\x01\x02" * 1000)
+    with pytest.raises(InputError, match="binary"):
+        open_log(tmp_path / "b.log")
+    with pytest.raises(InputError, match="cannot read"):
+        open_log(tmp_path / "nope.log")
+
+
+def test_rank_matches_is_stable_for_one_log():
+    ms = diagnose_text((LOGS / "ddp_hccl_timeout.log").read_text())
+    assert rank_matches(ms) == ms

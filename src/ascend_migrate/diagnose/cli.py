@@ -1,88 +1,93 @@
-"""`ascend-migrate diagnose [LOG|-]`."""
+"""`ascend-migrate diagnose [LOG ...|-]`."""
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 import click
 
-from ascend_migrate.diagnose.engine import CONFIDENCE_RANK, clean_lines, diagnose_lines, report_dict
+from ascend_migrate.diagnose.engine import CONFIDENCE_RANK, Diagnoser, InputError, open_log, report_dict
 from ascend_migrate.diagnose.kb import CONFIDENCES, FAILURES_FILE, load_kb
 from ascend_migrate.diagnose.render import render_list, render_text
 from ascend_migrate.knowledge.loader import KnowledgeError
 
+EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
+
 EPILOG = """\b
-Exit status: 0 one or more known failures found, 1 none found, 2 usage error
-(unreadable file, bad option).
+Exit status:
+  0  no known error found (warnings, if any, are still listed)
+  1  at least one known error found
+  2  usage or input error: bad option, missing, empty or binary file
 \b
-JSON (--json): {"schema_version": 1, "source", "lines", "primary": ID|null,
-  "matches": [{"id", "title", "category", "severity", "confidence", "cause", "fix",
-               "line_no", "line", "count", "decoded"?}]}
+JSON (--format json): {"schema_version": 2, "source" (a list for several logs), "lines",
+  "primary": ID|null,
+  "errors_found", "matches": [{"id", "title", "family", "category", "severity",
+  "confidence", "role", "cause", "fix", "confirm", "source", "line_no", "line",
+  "count", "rank", "timestamp", "details"?, "decoded"?}]}; the text report shows the
+  same fields. Matches come ranked: the most likely root cause first.
 """
 
 
-def _read(source: str) -> str:
-    if source == "-":
-        data = sys.stdin.buffer.read()
-    else:
-        path = Path(source)
-        if path.is_dir():
-            raise click.UsageError(f"{source} is a directory; give a log file or '-'")
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise click.UsageError(f"cannot read {source}: {exc.strerror or exc}") from exc
-    return data.decode("utf-8", errors="replace")
-
-
 @click.command(name="diagnose", epilog=EPILOG)
-@click.argument("log", required=False, default=None)
-@click.option("--json", "as_json", is_flag=True, help="Print the machine-readable report.")
-@click.option(
-    "--min-confidence",
-    type=click.Choice(CONFIDENCES),
-    default="low",
-    show_default=True,
-    help="Drop matches below this confidence.",
-)
-@click.option("--list", "list_only", is_flag=True, help="List the known signatures and exit.")
-@click.option(
-    "--kb",
-    "kb_path",
-    type=click.Path(dir_okay=False),
-    default=None,
-    help="Use another failures file (same schema as the built-in one).",
-)
-def diagnose_command(log, as_json, min_confidence, list_only, kb_path):
-    """Explain an Ascend / torch_npu error log: cause and fix for each known failure.
+@click.argument("logs", nargs=-1, metavar="[LOG]...")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True,
+              help="Report format.")
+@click.option("--json", "as_json", is_flag=True, help="Same as --format json.")
+@click.option("--min-confidence", type=click.Choice(CONFIDENCES), default="low", show_default=True,
+              help="Drop matches below this confidence.")
+@click.option("--list", "list_only", is_flag=True, help="List the known signatures by family and exit.")
+@click.option("--kb", "kb_path", type=click.Path(dir_okay=False), default=None,
+              help="Use another failures file (same schema as the built-in one).")
+@click.option("-q", "--quiet", is_flag=True, help="Text: print only the most likely root cause (id, confidence, where).")
+@click.option("-v", "--verbose", is_flag=True, help="Also list every line number where a match repeats.")
+def diagnose_command(logs, fmt, as_json, min_confidence, list_only, kb_path, quiet, verbose):
+    """Explain Ascend / torch_npu error logs: cause, fix and a command that confirms it.
 
-    LOG is a log file or traceback; '-' (or no argument with piped input) reads stdin.
-    Every known signature found is reported with the line it matched, how sure the match
-    is, the cause and the fix; torch_npu ERRxxxxx codes are decoded. The most likely root
-    cause (the earliest most-certain error) is marked.
+    LOG is a log file (plain, .gz or UTF-16) or '-' for standard input; with no LOG, piped
+    input is read. Give one log per rank of a distributed job: matches are ranked across
+    them so the earliest most-certain root cause comes first, and timeouts on healthy ranks
+    are listed as symptoms. torch_npu ERRxxxxx codes are decoded.
     """
+    if as_json:
+        fmt = "json"
     try:
         kb = load_kb(kb_path or FAILURES_FILE)
     except KnowledgeError as exc:
         raise click.UsageError(str(exc)) from exc
     if list_only:
-        if as_json:
-            click.echo(json.dumps({"schema_version": 1, "signatures": [s.to_dict() for s in kb.signatures]}, indent=2))
+        if fmt == "json":
+            click.echo(json.dumps({"schema_version": 2, "signatures": [s.to_dict() for s in kb.signatures]}, indent=2))
         else:
             click.echo(render_list(kb), nl=False)
         return
-    if log is None:
-        if sys.stdin.isatty():
+    if not logs:
+        if sys.stdin is None or sys.stdin.isatty():
             raise click.UsageError("give a LOG file, or '-' to read standard input")
-        log = "-"
-    text = _read(log)
-    lines = clean_lines(text)
+        logs = ("-",)
+    if logs.count("-") > 1:
+        raise click.UsageError("standard input ('-') can be given once")
+    d = Diagnoser(kb)
+    for log in logs:
+        try:
+            if log == "-":
+                stream = open_log(sys.stdin.buffer, "<stdin>")
+                name = "<stdin>"
+            else:
+                stream = open_log(log)
+                name = log
+            with stream:
+                d.feed_stream(stream, name)
+        except InputError as exc:
+            click.echo(f"Error: {exc}", err=True)
+            sys.exit(EXIT_USAGE)
     floor = CONFIDENCE_RANK[min_confidence]
-    matches = [m for m in diagnose_lines(lines, kb) if CONFIDENCE_RANK[m.confidence] >= floor]
-    source = "<stdin>" if log == "-" else log
-    if as_json:
-        click.echo(json.dumps(report_dict(matches, source, len(lines)), indent=2))
+    matches = [m for m in d.matches() if CONFIDENCE_RANK[m.confidence] >= floor]
+    if fmt == "json":
+        click.echo(json.dumps(report_dict(matches, d.sources, d.lines), indent=2))
+    elif quiet:
+        if matches:
+            m = matches[0]
+            click.echo(f"{m.id}\t{m.confidence}\t{m.source}:{m.line_no}")
     else:
-        click.echo(render_text(matches, source), nl=False)
-    sys.exit(0 if matches else 1)
+        click.echo(render_text(matches, d.sources, verbose=verbose), nl=False)
+    sys.exit(EXIT_FOUND if any(m.severity == "error" for m in matches) else EXIT_NONE)

@@ -1,20 +1,51 @@
-"""Match a log or traceback against the failure knowledge base. Pure functions."""
+"""Match logs and tracebacks against the failure knowledge base.
+
+The matcher streams: a log is read in blocks of whole lines, one prefilter pass per block
+(see prefilter.py) picks the lines that hold an anchor, and only those lines are matched
+against the signatures that share one of the line's anchors. Memory stays flat in the size of
+the log. Several logs (one per rank) can be diagnosed together; matches are then ranked across
+them so the earliest most-certain root cause comes first.
+"""
 from __future__ import annotations
 
+import codecs
+import functools
+import gzip
+import io
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Optional
+from pathlib import Path
+from typing import IO, Any, Iterable, Iterator, Optional, Sequence, Union
 
 from ascend_migrate.diagnose.kb import CONFIDENCE_RANK, KnowledgeBase, Signature, default_kb
+from ascend_migrate.diagnose.prefilter import candidate_lines
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 NEAR_WINDOW = 6
 MAX_LINE_CHARS = 400
+BLOCK_CHARS = 4 << 20
+SNIFF_BYTES = 64 << 10
 ERR_CODE_ID = "torch-npu-err-code"
+REPEAT_CACHE = 20000  # distinct lines remembered
+ROLE_RANK = {"cause": 0, "symptom": 1}
+SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
 # "ERR00100 PTA call acl api failed": submodule 2 digits + code 3 digits.
 _ERR_RE = re.compile(r"\bERR(\d{2})(\d{3})\b")
+# Timestamps as Ascend, vLLM, Python logging and glog print them; compared as
+# (month, day, hour, minute, second, fraction) so logs without a year still order.
+_TS_RES = (
+    re.compile(r"\b\d{4}-(\d{2})-(\d{2})[-T ](\d{2}):(\d{2}):(\d{2})(?:[.,:](\d{1,6}))?"),
+    re.compile(r"(?:^|[\s\[(])(\d{2})-(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:[.,](\d{1,6}))?"),
+    re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"),
+)
+_RANK_RE = re.compile(r"\[rank(\d+)\]|\brank[= ](\d+)\b|RankID:(\d+)\b|\bTP(\d+)\b(?= pid=)")
+_LIB_RE = re.compile(r"(?P<lib>[\w.+-]+\.so(?:\.[\w.]+)?)")
+
+
+class InputError(ValueError):
+    """A log that cannot be diagnosed (missing, empty, binary). Exit status 2."""
 
 
 @dataclass
@@ -31,37 +62,154 @@ class Match:
     count: int = 1  # occurrences in the log
     decoded: Optional[dict[str, Any]] = None  # ERR code details
     other_lines: list[int] = field(default_factory=list)
+    family: str = ""
+    role: str = "cause"
+    confirm: str = ""
+    source: str = ""
+    rank: Optional[int] = None
+    timestamp: Optional[str] = None
+    details: Optional[dict[str, str]] = None
+    file_index: int = 0
+    _ts: Optional[tuple] = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         out = {
             "id": self.id,
             "title": self.title,
+            "family": self.family,
             "category": self.category,
             "severity": self.severity,
             "confidence": self.confidence,
+            "role": self.role,
             "cause": self.cause,
             "fix": self.fix,
+            "confirm": self.confirm,
+            "source": self.source,
             "line_no": self.line_no,
             "line": self.line,
             "count": self.count,
+            "rank": self.rank,
+            "timestamp": self.timestamp,
         }
+        if self.details:
+            out["details"] = dict(self.details)
         if self.decoded is not None:
             out["decoded"] = self.decoded
         return out
 
 
+# ----------------------------------------------------------------------------- reading
+
+
+def _clean(line: str) -> str:
+    if "\x1b" in line:
+        line = _ANSI_RE.sub("", line)
+    if "\r" in line:
+        # progress bars rewrite a line with \r: keep what was printed last
+        line = line.rsplit("\r", 1)[-1] or line.replace("\r", "")
+    return line
+
+
 def clean_lines(text: str) -> list[str]:
     """Split a log into lines, dropping ANSI colour codes and carriage-return overdraws."""
-    text = _ANSI_RE.sub("", text)
-    lines = []
-    for raw in text.split("\n"):
-        # progress bars rewrite a line with \r: keep what was printed last
-        if "\r" in raw:
-            raw = raw.rsplit("\r", 1)[-1] or raw.replace("\r", "")
-        lines.append(raw)
+    lines = [_clean(raw) for raw in text.split("\n")]
     if lines and lines[-1] == "":
         lines.pop()
     return lines
+
+
+_BINARY_MAGIC = {
+    b"\x7fELF": "an ELF executable or library",
+    b"PK\x03\x04": "a zip archive",
+    b"\x89PNG": "a PNG image",
+    b"%PDF": "a PDF document",
+    b"BZh": "a bzip2 archive",
+    b"\xfd7zXZ": "an xz archive",
+    b"\x80\x02": "a Python pickle",
+}
+
+
+def _sniff(head: bytes, name: str) -> str:
+    """'utf-8' or 'utf-16' for text; raise InputError for empty or binary input."""
+    if not head.strip():
+        raise InputError(f"{name} is empty: nothing to diagnose (capture the failing run with `cmd 2>&1 | tee run.log`)")
+    if head.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return "utf-16"
+    for magic, what in _BINARY_MAGIC.items():
+        if head.startswith(magic):
+            raise InputError(f"{name} looks like {what}, not a text log")
+    sample = head[:8192]
+    controls = sum(1 for b in sample if b < 32 and b not in (9, 10, 12, 13, 27))
+    if sample.count(0) > len(sample) // 100 or controls > len(sample) // 10:
+        raise InputError(f"{name} looks like a binary file, not a text log (give the console output or the plog text)")
+    return "utf-8"
+
+
+class _Prepend(io.RawIOBase):
+    """A binary stream that first returns `head`, then the rest of `raw`."""
+
+    def __init__(self, head: bytes, raw: IO[bytes]) -> None:
+        self._head, self._raw = head, raw
+
+    def readable(self) -> bool:
+        return True
+
+    def close(self) -> None:
+        if not self.closed and self._raw is not None:
+            self._raw.close()
+        super().close()
+
+    def readinto(self, b) -> int:  # type: ignore[override]
+        if self._head:
+            n = min(len(b), len(self._head))
+            b[:n] = self._head[:n]
+            self._head = self._head[n:]
+            return n
+        data = self._raw.read(len(b))
+        b[: len(data)] = data
+        return len(data)
+
+
+def open_log(source: Union[str, Path, IO[bytes]], name: Optional[str] = None) -> IO[str]:
+    """A text stream over a log file (plain, gzip or UTF-16) or a binary stream.
+
+    Raises InputError for a missing, unreadable, empty or binary input.
+    """
+    if isinstance(source, (str, Path)):
+        name = name or str(source)
+        path = Path(source)
+        if path.is_dir():
+            raise InputError(f"{name} is a directory; give a log file or '-'")
+        try:
+            raw: IO[bytes] = open(path, "rb")
+        except OSError as exc:
+            raise InputError(f"cannot read {name}: {exc.strerror or exc}") from exc
+    else:
+        raw, name = source, name or "<stdin>"
+    head = raw.read(SNIFF_BYTES)
+    if head[:2] == b"\x1f\x8b":
+        raw = gzip.GzipFile(fileobj=io.BufferedReader(_Prepend(head, raw)))  # type: ignore[assignment]
+        try:
+            head = raw.read(SNIFF_BYTES)
+        except (OSError, EOFError) as exc:
+            raise InputError(f"{name}: broken gzip file ({exc})") from exc
+    encoding = _sniff(head, name)
+    stream = io.BufferedReader(_Prepend(head, raw), buffer_size=1 << 20)
+    return io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
+
+
+def iter_blocks(stream: IO[str], size: int = BLOCK_CHARS) -> Iterator[str]:
+    """Blocks of about `size` characters, each ending at a line end (except maybe the last)."""
+    while True:
+        block = stream.read(size)
+        if not block:
+            return
+        if not block.endswith("\n"):
+            block += stream.readline()
+        yield block
+
+
+# ----------------------------------------------------------------------------- matching
 
 
 def _clip(line: str) -> str:
@@ -71,11 +219,21 @@ def _clip(line: str) -> str:
     return line
 
 
-def _near_ok(sig: Signature, lines: list[str], idx: int) -> bool:
-    if sig.near is None:
-        return True
-    lo, hi = max(0, idx - NEAR_WINDOW), min(len(lines), idx + NEAR_WINDOW + 1)
-    return any(sig.near.search(lines[j]) for j in range(lo, hi))
+def _timestamp(line: str) -> tuple[Optional[tuple], Optional[str]]:
+    for rx in _TS_RES:
+        m = rx.search(line)
+        if m:
+            mo, d, h, mi, s, frac = m.groups()
+            key = (int(mo), int(d), int(h), int(mi), int(s), float("0." + (frac or "0")))
+            return key, m.group(0).strip(" [(")
+    return None, None
+
+
+def _rank(line: str) -> Optional[int]:
+    m = _RANK_RE.search(line)
+    if not m:
+        return None
+    return int(next(g for g in m.groups() if g is not None))
 
 
 def decode_err_code(code: str, kb: Optional[KnowledgeBase] = None) -> Optional[dict[str, Any]]:
@@ -97,81 +255,284 @@ def decode_err_code(code: str, kb: Optional[KnowledgeBase] = None) -> Optional[d
     }
 
 
-def diagnose_lines(lines: list[str], kb: Optional[KnowledgeBase] = None) -> list[Match]:
-    """All signatures found in `lines`, in order of first appearance."""
-    kb = kb or default_kb()
-    found: dict[str, Match] = {}
-    for idx, line in enumerate(lines):
-        if not line.strip():
-            continue
-        on_line: list[Signature] = []
+class _Index:
+    """Per knowledge base: which signatures each anchor can lead to."""
+
+    def __init__(self, kb: KnowledgeBase) -> None:
+        self.kb = kb
+        self.anchors = kb.anchors
+        self.by_anchor: dict[str, list[Signature]] = {a: [] for a in self.anchors}
+        self.unanchored: list[Signature] = []
+        order = {s.id: i for i, s in enumerate(kb.signatures)}
         for sig in kb.signatures:
-            if any(p.search(line) for p in sig.patterns) and _near_ok(sig, lines, idx):
-                on_line.append(sig)
-        hidden = {h for sig in on_line for h in sig.supersedes}
-        for sig in on_line:
+            hit = False
+            for a in self.anchors:
+                if any(a in lit.lower() for p in sig.patterns for alt in _lits(p.pattern) for lit in alt):
+                    self.by_anchor[a].append(sig)
+                    hit = True
+            if not hit:
+                self.unanchored.append(sig)
+        self.order = order
+        # per pattern: the lowercase literals each alternative needs (a cheap test before the regex)
+        self.lits = {id(p): [[lit.lower() for lit in alt] for alt in _lits(p.pattern)]
+                     for sig in kb.signatures for p in sig.patterns}
+
+    def may_match(self, pattern: re.Pattern, low_line: str) -> bool:
+        return any(all(lit in low_line for lit in alt) for alt in self.lits[id(pattern)])
+
+    def signatures_for(self, low_line: str) -> list[Signature]:
+        seen: dict[str, Signature] = {s.id: s for s in self.unanchored}
+        for a in self.anchors:
+            if a in low_line:
+                for s in self.by_anchor[a]:
+                    seen[s.id] = s
+        return sorted(seen.values(), key=lambda s: self.order[s.id])
+
+
+@functools.lru_cache(maxsize=4096)
+def _lits(pattern: str) -> list[list[str]]:
+    from ascend_migrate.diagnose.prefilter import required_literals
+
+    return required_literals(pattern)
+
+
+_INDEXES: dict[int, _Index] = {}
+
+
+def _index(kb: KnowledgeBase) -> _Index:
+    idx = _INDEXES.get(id(kb))
+    if idx is None or idx.kb is not kb:
+        idx = _INDEXES[id(kb)] = _Index(kb)
+    return idx
+
+
+class Diagnoser:
+    """Accumulates matches over one or more logs; `matches()` returns them ranked."""
+
+    def __init__(self, kb: Optional[KnowledgeBase] = None) -> None:
+        self.kb = kb or default_kb()
+        self.idx = _index(self.kb)
+        self.found: dict[str, Match] = {}
+        self.lines = 0
+        self.sources: list[str] = []
+        # a line seen before (same text) adds to the same matches: remember which
+        self._repeat: dict[str, list[str]] = {}
+        # ERR codes are decoded wherever they appear; make sure the prefilter sees them.
+        self._anchors = tuple(sorted(set(self.idx.anchors) | {"err0", "err9"}))
+
+    # one log ---------------------------------------------------------------
+    def feed_stream(self, stream: IO[str], source: str) -> None:
+        file_index = len(self.sources)
+        self.sources.append(source)
+        base = 0  # lines before the current block
+        tail: list[str] = []  # the last NEAR_WINDOW lines of the previous block
+        for block in iter_blocks(stream):
+            if "\x1b" in block:
+                block = _ANSI_RE.sub("", block)
+            counted, counted_at = 0, 0
+            for start, end in candidate_lines(block, self._anchors):
+                counted += block.count("\n", counted_at, start)
+                counted_at = start
+                self._match_line(block, start, end, base + counted + 1, tail, source, file_index)
+            n = block.count("\n")
+            if block and not block.endswith("\n"):
+                n += 1
+            base += n
+            tail = block.rsplit("\n", NEAR_WINDOW + 1)[-(NEAR_WINDOW + 1):]
+        self.lines += base
+
+    def feed_text(self, text: str, source: str = "<text>") -> None:
+        self.feed_stream(io.StringIO(text), source)
+
+    def _window(self, block: str, start: int, end: int, tail: list[str]) -> list[str]:
+        before: list[str] = []
+        pos = start
+        while len(before) < NEAR_WINDOW and pos > 0:
+            prev = block.rfind("\n", 0, pos - 1)
+            before.append(block[prev + 1 : pos - 1])
+            pos = prev + 1
+        if len(before) < NEAR_WINDOW and pos == 0:
+            before += [t for t in reversed(tail) if t][: NEAR_WINDOW - len(before)]
+        after: list[str] = []
+        pos = end
+        while len(after) < NEAR_WINDOW and pos < len(block):
+            nxt = block.find("\n", pos + 1)
+            nxt = len(block) if nxt == -1 else nxt
+            after.append(block[pos + 1 : nxt])
+            pos = nxt
+        return [_clean(x) for x in before + after]
+
+    def _match_line(self, block: str, start: int, end: int, line_no: int, tail: list[str], source: str, fi: int) -> None:
+        line = _clean(block[start:end])
+        if not line.strip():
+            return
+        keys = self._repeat.get(line)
+        if keys is not None:
+            for key in keys:
+                prev = self.found[key]
+                prev.count += 1
+                if len(prev.other_lines) < 50:
+                    prev.other_lines.append(line_no)
+            return
+        low = line.lower()
+        window: Optional[list[str]] = None
+        used_context = False
+        on_line: list[tuple[Signature, re.Match]] = []
+        for sig in self.idx.signatures_for(low):
+            m = None
+            for p in sig.patterns:
+                if not self.idx.may_match(p, low):
+                    continue
+                m = p.search(line)
+                if m:
+                    break
+            if m is None or (sig.unless is not None and sig.unless.search(line)):
+                continue
+            if sig.near is not None:
+                used_context = True
+                if window is None:
+                    window = self._window(block, start, end, tail)
+                if not any(sig.near.search(w) for w in window + [line]):
+                    continue
+            on_line.append((sig, m))
+        hidden = {h for sig, _ in on_line for h in sig.supersedes}
+        ts_key, ts_text = None, None
+        if on_line or "err" in low:
+            ts_key, ts_text = _timestamp(line)
+        keys: list[str] = []
+        for sig, m in on_line:
             if sig.id in hidden:
                 continue
-            prev = found.get(sig.id)
-            if prev is None:
-                found[sig.id] = Match(
-                    id=sig.id,
-                    title=sig.title,
-                    category=sig.category,
-                    severity=sig.severity,
-                    confidence=sig.confidence,
-                    cause=sig.cause,
-                    fix=sig.fix,
-                    line_no=idx + 1,
-                    line=_clip(line),
-                )
-            else:
-                prev.count += 1
-                prev.other_lines.append(idx + 1)
-        for m in _ERR_RE.finditer(line):
-            decoded = decode_err_code(m.group(0), kb)
+            details = self._details(sig, m)
+            if details is not None and "package" not in details and "ascend" not in low:
+                continue  # a library we do not know, on a line that is not about Ascend (libcudart...)
+            key = sig.id if not details else f"{sig.id}:{details.get('library', '')}"
+            keys.append(key)
+            self._add(key, sig, line, line_no, source, fi, ts_key, ts_text, details)
+        for em in _ERR_RE.finditer(line):
+            decoded = decode_err_code(em.group(0), self.kb)
             key = f"{ERR_CODE_ID}:{decoded['code']}"
-            if key in found:
-                found[key].count += 1
+            keys.append(key)
+            prev = self.found.get(key)
+            if prev is not None:
+                prev.count += 1
                 continue
-            found[key] = Match(
+            self.found[key] = Match(
                 id=ERR_CODE_ID,
                 title=f"torch_npu error {decoded['code']}: {decoded['module']} {decoded['error']}",
                 category="device",
                 severity="error",
-                confidence="medium" if decoded["meaning"] else "low",
-                cause=f"{decoded['module_meaning'] or decoded['module']}: {decoded['meaning'] or 'code not in the table'}.",
+                confidence="low",
+                cause=f"{decoded['module_meaning'] or decoded['module']}: {decoded['meaning'] or 'code not in the table'}. "
+                "The code names the layer that failed, not why; the lines before it (E.... codes, the Python exception) say why.",
                 fix=decoded["fix"] or "Read the error text before the code.",
-                line_no=idx + 1,
+                line_no=line_no,
                 line=_clip(line),
                 decoded=decoded,
+                family="kernel-faults",
+                role="symptom",
+                confirm="ls -t ~/ascend/log/debug/plog | head -3   # then read the newest plog for the first ERROR",
+                source=source,
+                rank=_rank(line),
+                timestamp=ts_text,
+                file_index=fi,
+                _ts=ts_key,
             )
-    return sorted(found.values(), key=lambda m: (m.line_no, -CONFIDENCE_RANK[m.confidence]))
+        if not used_context and len(self._repeat) < REPEAT_CACHE:
+            self._repeat[line] = keys
+
+    def _details(self, sig: Signature, m: re.Match) -> Optional[dict[str, str]]:
+        if sig.lookup != "libraries":
+            return None
+        lib = m.groupdict().get("lib") if m.re.groupindex else None
+        if not lib:
+            lm = _LIB_RE.search(m.group(0))
+            lib = lm.group("lib") if lm else ""
+        lib = lib.rsplit("/", 1)[-1]
+        known = self.kb.library(lib.split(".so")[0]) if lib else None
+        out = {"library": lib}
+        if known:
+            out.update(package=known.package, path=known.path)
+        return out
+
+    def _add(self, key, sig, line, line_no, source, fi, ts_key, ts_text, details) -> None:
+        prev = self.found.get(key)
+        if prev is not None:
+            prev.count += 1
+            if len(prev.other_lines) < 50:
+                prev.other_lines.append(line_no)
+            return
+        cause, fix, confirm = sig.cause, sig.fix, sig.confirm
+        if details:
+            fill = {"library": details.get("library", "?"), "package": details.get("package", "the package that ships it"),
+                    "path": details.get("path", "$ASCEND_HOME_PATH")}
+            cause, fix, confirm = (s.format(**fill) for s in (cause, fix, confirm))
+        self.found[key] = Match(
+            id=sig.id, title=sig.title, category=sig.category, severity=sig.severity,
+            confidence=sig.confidence, cause=cause, fix=fix, line_no=line_no, line=_clip(line),
+            family=sig.family, role=sig.role, confirm=confirm, source=source, rank=_rank(line),
+            timestamp=ts_text, details=details, file_index=fi, _ts=ts_key,
+        )
+
+    def matches(self) -> list[Match]:
+        return rank_matches(self.found.values())
+
+
+def _cmp(a: Match, b: Match) -> int:
+    ka = (SEVERITY_RANK.get(a.severity, 3), ROLE_RANK.get(a.role, 0), -CONFIDENCE_RANK[a.confidence])
+    kb = (SEVERITY_RANK.get(b.severity, 3), ROLE_RANK.get(b.role, 0), -CONFIDENCE_RANK[b.confidence])
+    if ka != kb:
+        return -1 if ka < kb else 1
+    if a.file_index == b.file_index:
+        return (a.line_no > b.line_no) - (a.line_no < b.line_no)
+    if a._ts is not None and b._ts is not None and a._ts != b._ts:
+        return -1 if a._ts < b._ts else 1
+    return (a.file_index > b.file_index) - (a.file_index < b.file_index)
+
+
+def rank_matches(matches: Iterable[Match]) -> list[Match]:
+    """Most likely root cause first.
+
+    Errors before warnings; causes before symptoms (a collective timeout on a healthy rank is
+    a symptom of a failure elsewhere); more certain before less; then earliest: by line within
+    one log, by timestamp across logs (one per rank), else in the order the logs were given.
+    """
+    return sorted(matches, key=functools.cmp_to_key(_cmp))
 
 
 def diagnose_text(text: str, kb: Optional[KnowledgeBase] = None) -> list[Match]:
-    return diagnose_lines(clean_lines(text), kb)
+    d = Diagnoser(kb)
+    d.feed_text(text)
+    return d.matches()
+
+
+def diagnose_lines(lines: Sequence[str], kb: Optional[KnowledgeBase] = None) -> list[Match]:
+    return diagnose_text("\n".join(lines), kb)
+
+
+def diagnose_files(paths: Sequence[Union[str, Path]], kb: Optional[KnowledgeBase] = None) -> tuple[list[Match], Diagnoser]:
+    d = Diagnoser(kb)
+    for p in paths:
+        with open_log(p) as stream:
+            d.feed_stream(stream, str(p))
+    return d.matches(), d
 
 
 def primary(matches: Iterable[Match]) -> Optional[Match]:
-    """The most likely root cause: the earliest error of the highest confidence.
-
-    Earlier lines win because the first error in a log is usually the cause and later
-    ones its consequences (a collective timeout after a crash on another rank, say).
-    """
-    errors = [m for m in matches if m.severity == "error"] or list(matches)
-    if not errors:
-        return None
-    best = max(CONFIDENCE_RANK[m.confidence] for m in errors)
-    return min((m for m in errors if CONFIDENCE_RANK[m.confidence] == best), key=lambda m: m.line_no)
+    """The most likely root cause: the first ranked error (warnings only when nothing else)."""
+    ranked = rank_matches(matches)
+    return ranked[0] if ranked else None
 
 
-def report_dict(matches: list[Match], source: str, n_lines: int) -> dict[str, Any]:
-    top = primary(matches)
+def report_dict(matches: list[Match], source: Union[str, Sequence[str]], n_lines: int) -> dict[str, Any]:
+    ranked = rank_matches(matches)
+    top = ranked[0] if ranked else None
+    sources = [source] if isinstance(source, str) else list(source)
     return {
         "schema_version": SCHEMA_VERSION,
-        "source": source,
+        "source": sources[0] if len(sources) == 1 else sources,
         "lines": n_lines,
         "primary": top.id if top else None,
-        "matches": [m.to_dict() for m in matches],
+        "errors_found": any(m.severity == "error" for m in ranked),
+        "matches": [m.to_dict() for m in ranked],
     }

@@ -32,6 +32,23 @@ CATEGORIES = (
     "performance",
 )
 SEVERITIES = ("error", "warning", "info")
+# cause: the failure itself; symptom: what other failures look like from here (a timeout on a
+# healthy rank, a wrapper error). A cause ranks above a symptom of the same confidence.
+ROLES = ("cause", "symptom")
+FAMILIES = (
+    "libraries-and-env",
+    "versions",
+    "operators",
+    "devices",
+    "memory",
+    "distributed",
+    "kernel-faults",
+    "ported-code",
+    "build",
+    "dtypes",
+    "own-tools",
+    "performance",
+)
 CONFIDENCES = ("high", "medium", "low")
 CONFIDENCE_RANK = {"high": 3, "medium": 2, "low": 1}
 _ID_RE = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -45,8 +62,13 @@ _SIGNATURE_FIELDS = (
     Field("patterns", (list,)),
     Field("near", required=False),
     Field("supersedes", (list,), required=False, default=[]),
+    Field("unless", required=False),
+    Field("family", choices=FAMILIES, required=False),
+    Field("role", choices=ROLES, required=False, default="cause"),
     Field("cause"),
     Field("fix"),
+    Field("confirm", required=False, default=""),
+    Field("lookup", required=False),
     Field("example"),
     Field("sources", (list,)),
 )
@@ -68,6 +90,11 @@ class Signature:
     fix: str
     example: str
     sources: tuple[str, ...]
+    unless: Optional[re.Pattern[str]] = None
+    family: str = "libraries-and-env"
+    role: str = "cause"
+    confirm: str = ""
+    lookup: Optional[str] = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -78,8 +105,12 @@ class Signature:
             "confidence": self.confidence,
             "patterns": [p.pattern for p in self.patterns],
             "near": self.near.pattern if self.near else None,
+            "unless": self.unless.pattern if self.unless else None,
+            "family": self.family,
+            "role": self.role,
             "cause": self.cause,
             "fix": self.fix,
+            "confirm": self.confirm,
             "sources": list(self.sources),
         }
 
@@ -92,10 +123,30 @@ class ErrEntry:
 
 
 @dataclass(frozen=True)
+class Library:
+    """An Ascend shared library: which package ships it and where it lives."""
+
+    name: str
+    package: str
+    path: str
+
+
+@dataclass(frozen=True)
 class KnowledgeBase:
     signatures: tuple[Signature, ...]
     err_modules: dict[str, ErrEntry]
     err_codes: dict[str, ErrEntry]
+    libraries: tuple[Library, ...] = ()
+    anchors: tuple[str, ...] = ()
+
+    def library(self, filename: str) -> Optional[Library]:
+        """The known library whose name starts `filename` (libhccl.so.1 -> libhccl)."""
+        best = None
+        for lib in self.libraries:
+            if filename == lib.name or filename.startswith(lib.name + ".") or filename.startswith(lib.name + "-"):
+                if best is None or len(lib.name) > len(best.name):
+                    best = lib
+        return best
 
     def get(self, sig_id: str) -> Signature:
         for sig in self.signatures:
@@ -162,6 +213,11 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
                 fix=" ".join(r["fix"].split()),
                 example=r["example"],
                 sources=_str_list(path, f"{label}.sources", r["sources"]),
+                unless=_compile(path, f"{label}.unless", r["unless"]) if r["unless"] is not None else None,
+                family=r["family"] or _DEFAULT_FAMILY.get(r["category"], "libraries-and-env"),
+                role=r["role"],
+                confirm=" ".join(r["confirm"].split()),
+                lookup=r["lookup"],
             )
         )
     seen = {sig.id for sig in signatures}
@@ -169,11 +225,51 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
         for other in sig.supersedes:
             if other not in seen:
                 raise KnowledgeError(path, f"{sig.id}.supersedes", f"unknown id {other!r}")
+    libraries = _libraries(data, path)
+    for sig in signatures:
+        if sig.lookup not in (None, "libraries"):
+            raise KnowledgeError(path, f"{sig.id}.lookup", "the only lookup table is 'libraries'")
+    from ascend_migrate.diagnose.prefilter import build_anchors
+
+    anchors = build_anchors(signatures, _str_list(path, "prefilter_anchors", data.get("prefilter_anchors") or []), path)
     return KnowledgeBase(
         signatures=tuple(signatures),
         err_modules=_err_table(data, path, "err_code_modules", 2, _ERR_MODULE_FIELDS),
         err_codes=_err_table(data, path, "err_codes", 3, _ERR_CODE_FIELDS),
+        libraries=libraries,
+        anchors=anchors,
     )
+
+
+_LIB_FIELDS = (Field("package"), Field("path"))
+
+
+def _libraries(data: Any, file: Path) -> tuple[Library, ...]:
+    table = data.get("ascend_libraries") if isinstance(data, dict) else None
+    if table is None:
+        return ()
+    if not isinstance(table, dict):
+        raise KnowledgeError(file, "ascend_libraries", "expected a mapping of library name to package and path")
+    out = []
+    for name, rec in table.items():
+        checked = check_record(rec, _LIB_FIELDS, file, f"ascend_libraries.{name}")
+        out.append(Library(name=str(name), package=checked["package"], path=checked["path"]))
+    return tuple(out)
+
+
+_DEFAULT_FAMILY = {
+    "environment": "libraries-and-env",
+    "install": "versions",
+    "import": "libraries-and-env",
+    "build": "build",
+    "distributed": "distributed",
+    "memory": "memory",
+    "operator": "operators",
+    "dtype": "dtypes",
+    "device": "devices",
+    "code": "ported-code",
+    "performance": "performance",
+}
 
 
 @lru_cache(maxsize=1)

@@ -4,8 +4,8 @@ from __future__ import annotations
 import textwrap
 from typing import Optional
 
-from ascend_migrate.diagnose.engine import Match, primary
-from ascend_migrate.diagnose.kb import CATEGORIES, KnowledgeBase, default_kb
+from ascend_migrate.diagnose.engine import Match
+from ascend_migrate.diagnose.kb import FAMILIES, KnowledgeBase, default_kb
 
 
 def _wrap(label: str, text: str, width: int = 100) -> str:
@@ -13,23 +13,44 @@ def _wrap(label: str, text: str, width: int = 100) -> str:
     return textwrap.fill(text, width=width, initial_indent=f"    {label}", subsequent_indent=indent)
 
 
-def render_text(matches: list[Match], source: str) -> str:
+def _where(m: Match, several: bool) -> str:
+    where = f"{m.source}:{m.line_no}" if several else f"line {m.line_no}"
+    extra = [f"rank {m.rank}" if m.rank is not None else "", m.timestamp or ""]
+    extra = [e for e in extra if e]
+    return where + (f" ({', '.join(extra)})" if extra else "")
+
+
+def render_text(matches: list[Match], source, verbose: bool = False) -> str:
+    """The text report. It shows every field of the JSON report for each match."""
+    sources = [source] if isinstance(source, str) else list(source)
+    label = sources[0] if len(sources) == 1 else f"{len(sources)} logs"
     if not matches:
         return (
-            f"{source}: no known Ascend failure signature found.\n"
+            f"{label}: no known Ascend failure signature found.\n"
             "Run `ascend-migrate check --device npu:0` to test the environment, and "
             "`ascend-migrate diagnose --list` to see what is recognised.\n"
         )
-    top = primary(matches)
-    out = [f"{source}: {len(matches)} known issue(s); most likely root cause first marked '*'.", ""]
-    ordered = ([top] if top else []) + [m for m in matches if m is not top]
-    for m in ordered:
-        mark = "*" if m is top else "-"
+    errors = sum(1 for m in matches if m.severity == "error")
+    out = [f"{label}: {len(matches)} known issue(s), {errors} error(s); most likely root cause first, marked '*'.", ""]
+    several = len(sources) > 1
+    for i, m in enumerate(matches):
+        mark = "*" if i == 0 and m.severity == "error" else "-"
         times = f", {m.count}x" if m.count > 1 else ""
-        out.append(f"{mark} [{m.id}] {m.title}  ({m.severity}, confidence {m.confidence}{times})")
-        out.append(f"    line {m.line_no}: {m.line}")
-        out.append(_wrap("cause: ", m.cause))
-        out.append(_wrap("fix:   ", m.fix))
+        out.append(f"{mark} [{m.id}] {m.title}")
+        out.append(f"    {m.severity}, confidence {m.confidence}, {m.role}, family {m.family}, category {m.category}{times}")
+        out.append(f"    at:      {_where(m, several)}")
+        out.append(f"    line:    {m.line}")
+        if m.details:
+            out.append("    details: " + ", ".join(f"{k}={v}" for k, v in m.details.items()))
+        if m.decoded:
+            d = m.decoded
+            out.append(f"    decoded: {d['code']} = {d['module']} ({d['module_meaning']}) / {d['error']} ({d['meaning'] or '?'})")
+        out.append(_wrap("cause:   ", m.cause))
+        out.append(_wrap("fix:     ", m.fix))
+        if m.confirm:
+            out.append(f"    confirm: {m.confirm}")
+        if verbose and m.other_lines:
+            out.append("    also at lines: " + ", ".join(str(n) for n in m.other_lines))
         out.append("")
     return "\n".join(out)
 
@@ -37,8 +58,14 @@ def render_text(matches: list[Match], source: str) -> str:
 def render_list(kb: Optional[KnowledgeBase] = None) -> str:
     kb = kb or default_kb()
     width = max(len(s.id) for s in kb.signatures)
-    lines = [f"{s.id.ljust(width)}  {s.category:<12} {s.title}" for s in kb.signatures]
-    return "\n".join(lines) + "\n"
+    out: list[str] = []
+    for fam in FAMILIES:
+        sigs = [s for s in kb.signatures if s.family == fam]
+        if not sigs:
+            continue
+        out.append(f"{fam}:")
+        out += [f"  {s.id.ljust(width)}  {s.confidence:<6} {s.title}" for s in sigs]
+    return "\n".join(out) + "\n"
 
 
 def _cell(text: str) -> str:
@@ -53,21 +80,22 @@ def render_reference(kb: Optional[KnowledgeBase] = None) -> str:
         "",
         "<!-- Generated from src/ascend_migrate/knowledge/failures.yaml by `ascend-migrate docs --write`. Do not edit. -->",
         "",
-        "`ascend-migrate diagnose LOG` matches a log against these signatures and prints the cause",
-        "and fix for each one it finds (`--json` for tools). Signature ids are stable.",
+        "`ascend-migrate diagnose LOG...` matches logs against these signatures and prints, for each",
+        "one it finds, the cause, the fix and a command that confirms it (`--format json` for tools).",
+        "Signatures are grouped by family; signature ids are stable.",
         f"There are {len(kb.signatures)} signatures.",
         "",
     ]
-    for cat in CATEGORIES:
-        sigs = [s for s in kb.signatures if s.category == cat]
+    for fam in FAMILIES:
+        sigs = [s for s in kb.signatures if s.family == fam]
         if not sigs:
             continue
-        out += [f"## {cat.capitalize()}", ""]
+        out += [f"## {fam.replace('-', ' ').capitalize()}", ""]
         for s in sigs:
             out += [
                 f"### `{s.id}`: {s.title}",
                 "",
-                f"- Severity: {s.severity}; confidence when matched: {s.confidence}",
+                f"- Severity: {s.severity}; confidence when matched: {s.confidence}; {s.role}; category {s.category}",
                 "- Matches: " + ", ".join(f"`{_cell(p.pattern)}`" for p in s.patterns),
             ]
             if s.near is not None:
@@ -75,6 +103,7 @@ def render_reference(kb: Optional[KnowledgeBase] = None) -> str:
             out += [
                 f"- Cause: {s.cause}",
                 f"- Fix: {s.fix}",
+                *([f"- Confirm: `{_cell(s.confirm)}`"] if s.confirm else []),
                 "- Example:",
                 "",
                 "  ```text",
