@@ -7,7 +7,6 @@ reads and hashes files.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import hashlib
 import json
 import os
@@ -28,12 +27,11 @@ from ascend_migrate.scan import prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
+from ascend_migrate.scan.own_outputs import own_output_kind
 from ascend_migrate.scan.python_ast import PythonAnalyzer
+from ascend_migrate.scan.walk import excluded, walk_tree
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", "node_modules",
-             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
-             ".ascend-migrate-cache", ".cache", ".test-cache", ".eggs", "build", "dist", ".ipynb_checkpoints"}
 DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
 CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
@@ -121,50 +119,28 @@ def classify(rel: str) -> Optional[Job]:
 
 
 def discover(root: Path, exclude: Iterable[str], notes: list[FileNote]) -> list[Job]:
-    """Walk the tree (never following links out of it) and classify files."""
-    jobs: list[Job] = []
-    patterns = tuple(exclude)
-    root_real = root.resolve()
-    if root.is_file():
+    """Walk the tree (never following links out of it, never opening special files) and
+    classify files. Every skipped folder and file is recorded in `notes`."""
+    if not root.is_dir():
+        if not root.is_file():  # a FIFO, socket or device: never opened
+            notes.append(FileNote(root.name, "not a regular file: skipped"))
+            return []
         job = classify(root.name)
         return [job] if job else []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        kept = []
-        for d in sorted(dirnames):
-            rel = rel_dir + d
-            full = os.path.join(dirpath, d)
-            if d in SKIP_DIRS or d.endswith(".egg-info") or _excluded(rel, patterns):
-                continue
-            if os.path.islink(full):
-                notes.append(FileNote(rel, "symlinked directory not followed"))
-                continue
-            kept.append(d)
-        dirnames[:] = kept
-        for f in sorted(filenames):
-            rel = rel_dir + f
-            if _excluded(rel, patterns) or f.startswith("ascend-migrate-changes."):
-                continue
-            job = classify(rel)
-            if job is None:
-                continue
-            full = os.path.join(dirpath, f)
-            if os.path.islink(full):
-                target = Path(full).resolve()
-                if root_real not in target.parents:
-                    notes.append(FileNote(rel, "symlink to a file outside the tree: not followed"))
-                    continue
+    tree = walk_tree(root, exclude)
+    for rel, reason in tree.skipped:
+        notes.append(FileNote(rel, reason))
+    jobs: list[Job] = []
+    for item in tree.items:
+        if item.is_dir:
+            continue  # its target is inside the tree and walked there
+        job = classify(item.rel)
+        if job is not None:
             jobs.append(job)
     return jobs
 
 
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    for pat in patterns:
-        pat = pat.rstrip("/")
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
-            return True
-    return False
+_excluded = excluded
 
 
 # --------------------------------------------------------------------------- per-file analysis
@@ -460,6 +436,10 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
             data = full.read_bytes()
         except OSError as exc:
             result.notes.append(FileNote(job.rel, f"unreadable: {exc.strerror or exc}"))
+            continue
+        own = own_output_kind(job.rel, data)
+        if own:
+            result.notes.append(FileNote(job.rel, f"skipped: written by ascend-migrate ({own})"))
             continue
         if b"\0" in data[:8192] and job.kind != "notebook":
             result.notes.append(FileNote(job.rel, "skipped: binary content"))
