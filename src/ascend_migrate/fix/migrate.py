@@ -21,6 +21,7 @@ from typing import Optional
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, classify
+from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
@@ -162,7 +163,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
                 outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
             elif rewritten.text != text:
                 if job.kind == "python":
-                    outcome.new = _encode(rewritten.text, _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
+                    outcome.new = _encode(restore(rewritten.text), _source_encoding(data),
+                                          data.startswith(b"\xef\xbb\xbf"))
                 else:
                     outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
             result.files.append(outcome)

@@ -36,7 +36,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     CUDA-only packages, frameworks and entry points. Nothing in PATH is imported or run.
 
     \b
-    Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error.
+    Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error
+    (an internal error names its file on one line; the other files are still scanned).
     Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
     Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
     """
@@ -45,7 +46,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     from ascend_migrate.report import render
     from ascend_migrate.report.terminal import Progress
     from ascend_migrate.scan.api import scan
-    from ascend_migrate.scan.engine import ConfigError
+    from ascend_migrate.scan.engine import INTERNAL_PREFIX, ConfigError
+    from ascend_migrate.scan.walk import display
 
     if not path.exists():
         raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
@@ -73,7 +75,10 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
                    err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))
-    sys.exit(exit_code(result, fail_on))
+    internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
+    for note in internal:  # one line per file; every other file was scanned
+        click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
+    sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
 
 
 def exit_code(result, fail_on: str) -> int:

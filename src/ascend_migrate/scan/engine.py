@@ -29,9 +29,11 @@ from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
 from ascend_migrate.scan.python_ast import PythonAnalyzer
+from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes
 from ascend_migrate.scan.walk import excluded, walk_tree
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+INTERNAL_PREFIX = "internal error while analysing"
 DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
 CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
@@ -156,6 +158,10 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
+        if encoding in ("utf-8", "utf-8-sig"):
+            stray = decode_with_stray_bytes(data)  # bad bytes in comments only: Python accepts it
+            if stray is not None:
+                return stray, ""
         return data.decode("utf-8", errors="replace"), f"cannot decode as {encoding}: {exc}"
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -231,7 +237,8 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
 
 
 def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, result: FileResult) -> FileResult:
-    text = data.decode("utf-8", errors="replace")
+    # surrogate escapes keep one character per undecodable byte: columns match the migrator's
+    text = data.decode("utf-8", errors="replace" if job.kind == "notebook" else "surrogateescape")
     if job.kind == "notebook":
         try:
             cells = ts.notebook_code_cells(text)
@@ -371,7 +378,7 @@ def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any) -> FileRes
     except RecursionError:
         return FileResult(note="too deeply nested to analyse")
     except Exception as exc:  # one odd file must not lose the whole scan
-        return FileResult(note=f"internal error while analysing: {type(exc).__name__}: {exc}")
+        return FileResult(note=f"{INTERNAL_PREFIX}: {type(exc).__name__}: {exc}")
 
 
 def _load_coverage(version: Optional[str]) -> Any:

@@ -330,13 +330,16 @@ def _inside_statement(text: str) -> bool:
 
 def mask_magics(source: str) -> str:
     """Blank IPython magic and shell lines (`%time`, `!pip`, `%%capture`) that start a logical line,
-    keeping line endings, so every other line and every line number stays as stored. A `%` that
+    keeping line endings, so every other line and every line number stays as stored; a magic or
+    shell line ending with a backslash takes the following lines with it. A `%` that
     continues an expression (`n\n    %2`) is the modulo operator and stays."""
     out: list[str] = []
+    continued = False  # the previous magic or shell line ended with a backslash
     for line in cell_lines(source):
-        if line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out))):
-            body = line.rstrip("\r\n")
+        body = line.rstrip("\r\n")
+        if continued or (line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out)))):
             out.append(line[len(body):])
+            continued = body.endswith("\\")  # `!pip install a \` goes on to the next line
         else:
             out.append(line)
     return "".join(out)
