@@ -16,14 +16,14 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
-from ascend_migrate.scan import prefilter
+from ascend_migrate.scan import config_kinds, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
@@ -51,6 +51,8 @@ class FileResult:
     console_scripts: list[str] = field(default_factory=list)
     note: str = ""
     lines: int = 0
+    data_file: bool = False  # JSON/YAML of no known config kind: a config only if a script names it
+    config_refs: list[str] = field(default_factory=list)  # JSON/YAML files a shell script names
 
 
 @dataclass(frozen=True)
@@ -274,7 +276,15 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     if job.kind == "config":
         result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
         if job.config_kind == "sh":
-            result.launches = ts.launched_scripts(text)
+            launches = ts.launched_scripts(text)
+            result.config_refs = config_kinds.config_references(text)
+            if config_kinds.is_build_script(job.rel, text, launches):
+                # describes the build host: reported for review, never rewritten, launches nothing
+                result.findings = [replace(f, fixes=(), severity="info") for f in result.findings]
+            else:
+                result.launches = [(n, t) for n, t in launches if not config_kinds.is_build_target(t)]
+        else:
+            result.data_file = result.findings != [] and not config_kinds.known_config_kind(text, job.config_kind)
         _apply_suppressions(result, text)
         return result
     return result
@@ -321,7 +331,7 @@ def _kb_digest() -> str:
         if path.suffix in (".yaml", ".json") and path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    for module in ("python_ast.py", "text_scanners.py", "engine.py"):
+    for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py"):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()
 
@@ -509,11 +519,13 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
     frameworks: dict[str, tuple[str, int]] = {}
     launched: dict[str, str] = {}
     modules: list[str] = []
+    refs = [ref for res in results.values() for ref in res.config_refs]
     for rel in sorted(results):
         res = results[rel]
         result.files_scanned += 1
         result.lines_scanned += res.lines
-        result.findings.extend(res.findings)
+        if not res.data_file or any(config_kinds.reference_matches(ref, rel) for ref in refs):
+            result.findings.extend(res.findings)  # data files no launch script names are left alone
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():
