@@ -43,6 +43,7 @@ class Walk:
     items: list[TreeItem] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason)
     excluded_dirs: list[str] = field(default_factory=list)  # excluded by the user's patterns
+    dirs: list[str] = field(default_factory=list)  # every folder walked ("" is the root)
 
     @property
     def files(self) -> list[str]:
@@ -131,6 +132,7 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
     stack = [""]
     while stack:
         rel_dir = stack.pop()
+        out.dirs.append(rel_dir)
         full_dir = os.path.join(root, rel_dir) if rel_dir else root
         try:
             with os.scandir(full_dir) as it:
