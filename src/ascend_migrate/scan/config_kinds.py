@@ -30,8 +30,7 @@ _KINDS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
     ("Hydra/OmegaConf", frozenset({"hydra", "_target_"}), frozenset()),
     ("Hydra/OmegaConf", frozenset(), frozenset({"defaults"})),
     ("Lightning", frozenset({"trainer", "accelerator", "strategy", "seed_everything"}), frozenset()),
-    ("training config", frozenset({"device", "devices", "distributed", "backend", "precision", "amp"}),
-     frozenset()),
+
     ("Kubernetes/Volcano job", frozenset(), frozenset({"apiVersion", "kind"})),
     ("Compose services", frozenset(), frozenset({"services", "environment"})),
 )
@@ -42,12 +41,19 @@ def config_keys(text: str, kind: str) -> set[str]:
     return {m.group(1) for m in pattern.finditer(text[:262144])}
 
 
+# Plain OmegaConf/YAML training configs (no Hydra keys) are recognised by their settings;
+# JSON needs one of the kinds above, since JSON is far more often data than configuration.
+_YAML_TRAINING_KEYS = frozenset({"device", "devices", "distributed", "backend", "precision", "amp", "cuda"})
+
+
 def known_config_kind(text: str, kind: str) -> str:
     """'DeepSpeed', 'Accelerate', ... for a recognised JSON/YAML config, else ''."""
     keys = config_keys(text, kind)
     for label, any_of, all_of in _KINDS:
         if (any_of and keys & any_of) or (all_of and all_of <= keys):
             return label
+    if kind == "yaml" and keys & _YAML_TRAINING_KEYS:
+        return "training config"
     return ""
 
 
