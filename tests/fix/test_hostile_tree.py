@@ -450,3 +450,20 @@ def test_output_staging_failure_leaves_no_partial_output(tmp_path, monkeypatch):
     result = CliRunner().invoke(cli, ["migrate", str(src), "--output", str(out)])
     assert result.exit_code == 2 and "Permission denied" in result.output
     assert not out.exists()
+
+
+def test_validate_on_an_unwritable_tree_exits_2_with_a_message(tmp_path, monkeypatch):
+    """The read-only tree, simulated for root: no report file can be created in it."""
+    import ascend_migrate.fix.commit as commit
+
+    src = write(tmp_path / "src", {"a.py": "import torch\n"})
+    before = outside(tmp_path)
+
+    def denied(*args, **kwargs):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(commit.tempfile, "mkstemp", denied)
+    result = CliRunner().invoke(cli, ["validate", str(src)])
+    assert result.exit_code == 2, result.output
+    assert "Permission denied" in result.output and "--report-dir" in result.output
+    assert outside(tmp_path) == before
