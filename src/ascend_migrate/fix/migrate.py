@@ -105,6 +105,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     root = Path(root)
     if not root.exists():
         raise MigrateError(f"{root}: no such file or directory")
+    if not root.is_dir() and not root.is_file():
+        raise MigrateError(f"{root}: not a regular file or directory (a FIFO, socket or device)")
     kb = load_knowledge()
     result = MigrationResult(root=root, style=opts.style)
     scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version)
@@ -270,8 +272,12 @@ def _stage_copy(root: Path, output: Path, result: MigrationResult, txn: Transact
         txn.stage_copy(root, output / root.name)
         return
     tree = walk_tree(root, own_files=False)
-    for rel, reason in tree.skipped:
-        result.notes.append(f"{rel}: {reason} (not copied)")
+    for rel, reason in tree.skipped:  # the scan noted most of these already: say they are not copied
+        note = f"{rel}: {reason}"
+        if note in result.notes:
+            result.notes[result.notes.index(note)] = f"{note} (not copied)"
+        else:
+            result.notes.append(f"{note} (not copied)")
     for rel in tree.excluded_dirs:  # excluded from migration, still part of the project
         for dirpath, _dirs, files in os.walk(root / rel):
             for name in files:

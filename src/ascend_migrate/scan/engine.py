@@ -134,6 +134,8 @@ def discover(root: Path, exclude: Iterable[str], notes: list[FileNote]) -> list[
     tree = walk_tree(root, exclude)
     for rel, reason in tree.skipped:
         notes.append(FileNote(rel, reason))
+    for rel in tree.excluded_dirs:
+        notes.append(FileNote(rel + "/", "folder skipped: excluded by configuration"))
     jobs: list[Job] = []
     for item in tree.items:
         if item.is_dir:
