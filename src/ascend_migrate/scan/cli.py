@@ -65,11 +65,15 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     use_color = (sys.stdout.isatty() if color is None else color) and output is None
     text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else render(result, fmt, kb=kb)
     if output:
+        from ascend_migrate.fix.commit import Transaction, WriteError
+
+        txn = Transaction()  # written whole or not at all: never a truncated report
         try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
+            txn.stage_bytes(output, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
+            txn.commit()
+        except WriteError as exc:
+            txn.abort()
+            click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
         click.echo(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)",
                    err=True)
