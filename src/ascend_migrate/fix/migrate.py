@@ -76,7 +76,7 @@ class MigrationResult:
                 continue
             a = f.original.decode("utf-8", errors="replace").splitlines(keepends=True)
             b = f.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-            for line in difflib.unified_diff(a, b, f"a/{f.path}", f"b/{f.path}"):
+            for line in difflib.unified_diff(a, b, f"a/{display(f.path)}", f"b/{display(f.path)}"):
                 out.write(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
         return out.getvalue()
 
