@@ -6,8 +6,10 @@ Used by the scanner, the migrator's copy (`--output`) and the validator. Guarant
   reported as a link (the copy recreates it), one that leaves the tree, dangles or loops is
   skipped with a note;
 - only folders that are provably not project source are skipped, each with a note: version
-  control folders, virtual environments (recognised by their `pyvenv.cfg`), installed
-  packages (`site-packages`), tagged caches (`CACHEDIR.TAG`) and this tool's own outputs.
+  control folders, virtual environments (recognised by their `pyvenv.cfg`, or conda's
+  `conda-meta/history`), installed packages (`site-packages`), tagged caches (`CACHEDIR.TAG`),
+  files package managers fetched (`node_modules`, `.eggs`), notebook autosave copies
+  (`.ipynb_checkpoints`) and this tool's own outputs.
   A folder called `build`, `dist`, `env` or `.cache` is walked like any other;
 - file names that are not valid UTF-8 are kept as surrogate-escaped strings, so they can be
   opened again; `display` turns them into readable text for reports.
