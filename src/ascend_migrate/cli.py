@@ -76,5 +76,20 @@ def cli() -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    cli(prog_name="ascend-migrate")
+    """Console-script entry point. An internal error is one line on stderr and exit code 2
+    (1 means "findings exist"); set ASCEND_MIGRATE_DEBUG=1 for the traceback."""
+    import os
+    import sys
+
+    try:
+        cli(prog_name="ascend-migrate")
+    except (KeyboardInterrupt, SystemExit):
+        raise
+    except Exception as exc:
+        if os.environ.get("ASCEND_MIGRATE_DEBUG"):
+            raise
+        from ascend_migrate.scan.walk import display
+
+        sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
+                         " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
+        sys.exit(2)

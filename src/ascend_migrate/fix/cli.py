@@ -35,10 +35,14 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     unchanged by a second run; otherwise it is not written. What cannot be fixed safely
     (DataParallel, CUDA extensions, Triton kernels, flash_attn calls) is listed as manual.
 
-    Exit codes: 0 done, 1 some files could not be rewritten, 2 usage error.
+    Exit codes: 0 done, 1 some files could not be rewritten, 2 usage error, nothing could be
+    written (the tree is left as it was) or an internal error (one line per file; the other
+    files are still migrated).
     """
     from ascend_migrate.fix.api import migrate
+    from ascend_migrate.fix.commit import WriteError
     from ascend_migrate.fix.migrate import MigrateError
+    from ascend_migrate.scan.walk import display
     from ascend_migrate.scan.engine import ConfigError
 
     if write and output:
@@ -49,8 +53,8 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
         result = migrate(path, style=style, output=output, write=write, force=force, annotate=annotate,
                          min_torch=min_torch, safe_only=safe_only, torch_npu_version=torch_npu,
                          inject_init=inject_init, changes_path=changes)
-    except (MigrateError, ConfigError) as exc:
-        click.echo(f"error: {exc}", err=True)
+    except (MigrateError, ConfigError, WriteError) as exc:
+        click.echo(f"error: {display(str(exc))}", err=True)
         sys.exit(2)
     if not quiet and not (write or output):
         click.echo(result.diff(), nl=False)
@@ -60,17 +64,20 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
                f"{len(result.manual)} manual items", file=err)
     for row in result.manual[:50]:  # written trees: the line to open is the migrated file's
         line = row.new_line if (write or output) and row.new_line else row.start_line
-        click.echo(f"  manual {row.file}:{line} {row.rule} {row.message}", file=err)
+        click.echo(display(f"  manual {row.file}:{line} {row.rule} {row.message}"), file=err)
     if len(result.manual) > 50:
         click.echo(f"  ... {len(result.manual) - 50} more in the change list", file=err)
     for f in result.errors:
-        click.echo(f"  not rewritten {f.path}: {f.error}", file=err)
+        if not f.internal:
+            click.echo(display(f"  not rewritten {f.path}: {f.error}"), file=err)
     for note in result.notes:
-        click.echo(f"  note {note}", file=err)
+        click.echo(display(f"  note {note}"), file=err)
     if write:
         click.echo(f"rewrote {len(result.written)} files in place", file=err)
     elif output:
         click.echo(f"wrote the migrated tree to {output}", file=err)
     else:
         click.echo("dry run: nothing written (use --write or --output DIR)", file=err)
-    sys.exit(1 if result.errors else 0)
+    for f in result.internal_errors:  # one line each, naming the file; the others were migrated
+        click.echo(display(f"error: {f.path}: {f.error}"), file=err)
+    sys.exit(2 if result.internal_errors else 1 if result.errors else 0)

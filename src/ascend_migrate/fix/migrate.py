@@ -12,7 +12,6 @@ import difflib
 import io
 import json
 import os
-import shutil
 import stat
 import tempfile
 from dataclasses import dataclass, field, replace
@@ -21,7 +20,10 @@ from typing import Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
-from ascend_migrate.scan.engine import MAX_FILE_BYTES, SKIP_DIRS, _decode, classify
+from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, classify
+from ascend_migrate.scan.stray_bytes import restore
+from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
+from ascend_migrate.fix.commit import Transaction, WriteError
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
 from ascend_migrate.fix.runs import is_run_output, record_run
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
@@ -41,6 +43,7 @@ class FileOutcome:
     changes: list[Change] = field(default_factory=list)
     manual: list[Change] = field(default_factory=list)
     error: str = ""
+    internal: bool = False  # the error is a bug in this tool, not a property of the file
 
 
 @dataclass
@@ -66,6 +69,10 @@ class MigrationResult:
     def errors(self) -> list[FileOutcome]:
         return [f for f in self.files if f.error]
 
+    @property
+    def internal_errors(self) -> list[FileOutcome]:
+        return [f for f in self.files if f.internal]
+
     def diff(self) -> str:
         out = io.StringIO()
         for f in self.files:
@@ -73,7 +80,7 @@ class MigrationResult:
                 continue
             a = f.original.decode("utf-8", errors="replace").splitlines(keepends=True)
             b = f.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-            for line in difflib.unified_diff(a, b, f"a/{f.path}", f"b/{f.path}"):
+            for line in difflib.unified_diff(a, b, f"a/{display(f.path)}", f"b/{display(f.path)}"):
                 out.write(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
         return out.getvalue()
 
@@ -83,7 +90,7 @@ class MigrationResult:
 
 
 def _encode(text: str, encoding: str, bom: bool) -> bytes:
-    data = text.encode(encoding)
+    data = text.encode(encoding, errors="surrogateescape" if encoding.replace("_", "-").lower() in ("utf-8", "utf8") else "strict")
     return (b"\xef\xbb\xbf" + data) if bom else data
 
 
@@ -102,6 +109,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     root = Path(root)
     if not root.exists():
         raise MigrateError(f"{root}: no such file or directory")
+    if not root.is_dir() and not root.is_file():
+        raise MigrateError(f"{root}: not a regular file or directory (a FIFO, socket or device)")
     kb = load_knowledge()
     result = MigrationResult(root=root, style=opts.style, options={
         "style": opts.style, "min_torch": opts.min_torch, "annotate": opts.annotate, "safe_only": opts.safe_only,
@@ -119,53 +128,61 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     paths = sorted({f.path for f in scan_result.findings} | entry_points | init_targets)
     paths = [p for p in paths if not is_run_output(base, p)]
     for rel in paths:
-        job = classify(rel)
-        full = base / rel if root.is_dir() else root
-        if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() or full.is_symlink():
-            manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
-                      for f in scan_result.findings if f.path == rel and f.severity != "info"]
-            if manual:
-                result.files.append(FileOutcome(rel, b"", manual=manual))
-            continue
-        data = full.read_bytes()
-        if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
-            result.notes.append(f"{rel}: not rewritten (binary or over {MAX_FILE_BYTES} bytes)")
-            continue
-        outcome = FileOutcome(rel, data)
-        file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
-                            safe_only=opts.safe_only, inject=rel in entry_points or rel in init_targets)
-        if job.kind == "python":
-            text, problem = _decode(data)
-            if text is None or problem:
-                outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
-                result.files.append(outcome)
+        try:
+            job = classify(rel)
+            full = base / rel if root.is_dir() else root
+            if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() or full.is_symlink():
+                manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
+                          for f in scan_result.findings if f.path == rel and f.severity != "info"]
+                if manual:
+                    result.files.append(FileOutcome(rel, b"", manual=manual))
                 continue
-            rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
-        elif job.kind == "notebook":
-            text = data.decode("utf-8", errors="surrogateescape")
-            rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
-        else:
-            text = data.decode("utf-8", errors="surrogateescape")
-            rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
-        outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
-        if rewritten.error:
-            outcome.error = rewritten.error
-        elif rewritten.text != text:
-            if job.kind == "notebook":
-                problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
-            else:
-                problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
-            if problem:
-                outcome.error = problem
-                outcome.changes = []
-        if outcome.error:  # the file stays as it was: manual items keep their lines
-            outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
-        elif rewritten.text != text:
+            data = full.read_bytes()
+            if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+                result.notes.append(f"{rel}: not rewritten (binary or over {MAX_FILE_BYTES} bytes)")
+                continue
+            outcome = FileOutcome(rel, data)
+            file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
+                                safe_only=opts.safe_only, inject=rel in entry_points or rel in init_targets)
             if job.kind == "python":
-                outcome.new = _encode(rewritten.text, _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
+                text, problem = _decode(data)
+                if text is None or problem:
+                    outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
+                    result.files.append(outcome)
+                    continue
+                rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
+            elif job.kind == "notebook":
+                text = data.decode("utf-8", errors="surrogateescape")
+                rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
             else:
-                outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
-        result.files.append(outcome)
+                text = data.decode("utf-8", errors="surrogateescape")
+                rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
+            outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
+            if rewritten.error:
+                outcome.error = rewritten.error
+            elif rewritten.text != text:
+                if job.kind == "notebook":
+                    problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
+                else:
+                    problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
+                if problem:
+                    outcome.error = problem
+                    outcome.changes = []
+            if outcome.error:  # the file stays as it was: manual items keep their lines
+                outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
+            elif rewritten.text != text:
+                if job.kind == "python":
+                    outcome.new = _encode(restore(rewritten.text), _source_encoding(data),
+                                          data.startswith(b"\xef\xbb\xbf"))
+                else:
+                    outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
+            result.files.append(outcome)
+        except Exception as exc:  # one file's internal error must not stop the others
+            if os.environ.get("ASCEND_MIGRATE_DEBUG"):
+                raise
+            result.files = [f for f in result.files if f.path != rel]
+            result.files.append(FileOutcome(rel, b"", error=f"internal error: {type(exc).__name__}: {exc}",
+                                            internal=True))
     return result
 
 
@@ -203,70 +220,131 @@ def _inside(child: Path, parent: Path) -> bool:
 
 def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path] = None, force: bool = False,
           changes_path: Optional[Path] = None) -> None:
-    """Write the planned rewrites: in place (write=True) or into a copy of the tree (output)."""
+    """Write the planned rewrites: in place (write=True) or into a copy of the tree (output).
+
+    All or nothing: every file (and the change list) is staged first and committed by renames;
+    on failure the target is left or put back as it was and WriteError (exit 2) is raised."""
     root = result.root
     base = root if root.is_dir() else root.parent
+    txn = Transaction()
     if output is not None:
         output = Path(output)
         if _inside(output, base):
             raise MigrateError(f"--output {output} is inside the source tree {base}; choose a directory outside it")
+        if output.exists() and not output.is_dir():
+            raise MigrateError(f"--output {output} exists and is not a directory")
         if output.exists() and any(output.iterdir()) and not force:
             raise MigrateError(f"--output {output} is not empty; use --force to write into it")
-        _copy_tree(base, output, result)
         target_base = output
     elif write:
         target_base = base
     else:
         target_base = None
+    written: list[str] = []
+    try:
+        if output is not None:
+            _stage_copy(root, output, result, txn)
+        if target_base is not None:
+            for f in result.files:
+                if f.new is None or f.error:
+                    continue
+                src = base / f.path
+                dest = target_base / f.path
+                if not _inside(dest.parent, target_base) or dest.is_symlink():
+                    result.notes.append(f"{f.path}: not written (would leave the tree or follow a symlink)")
+                    continue
+                txn.stage_bytes(dest, f.new, src.stat().st_mode)
+                written.append(f.path)
+            if changes_path is None:
+                changes_path = target_base / CHANGES_NAME
+                if not written and changes_path.with_suffix(".json").exists():
+                    changes_path = None  # a run that changed nothing keeps the previous list
+        if changes_path is not None:
+            json_data, csv_data = change_list_bytes(result)
+            json_path, csv_path = _change_paths(changes_path)
+            txn.stage_bytes(json_path, json_data)
+            txn.stage_bytes(csv_path, csv_data)
+        txn.commit()
+    except WriteError as exc:
+        txn.abort()
+        where = "in place" if write else f"to {output}" if output is not None else "the change list"
+        raise WriteError(f"{exc}; nothing was written {where}") from exc
+    except BaseException:
+        txn.abort()
+        raise
+    result.written.extend(written)
     if target_base is not None:
-        for f in result.files:
-            if f.new is None or f.error:
-                continue
-            src = base / f.path
-            dest = target_base / f.path
-            if not _inside(dest.parent, target_base) or dest.is_symlink():
-                result.notes.append(f"{f.path}: not written (would leave the tree or follow a symlink)")
-                continue
-            write_atomic(dest, f.new, src.stat().st_mode)
-            result.written.append(f.path)
-        record_run(result, base, target_base, output)
-        if changes_path is None:
-            changes_path = target_base / CHANGES_NAME
-            if not result.written and changes_path.with_suffix(".json").exists():
-                changes_path = None  # a run that changed nothing keeps the previous list
-    if changes_path is not None:
-        write_change_list(result, changes_path)
+        record_run(result, base, target_base, output)  # this run's own folder under .ascend-migrate/runs
+        if changes_path is not None:
+            write_change_list(result, changes_path)  # again, now with the run record
 
 
-def _copy_tree(base: Path, output: Path, result: MigrationResult) -> None:
-    output.mkdir(parents=True, exist_ok=True)
-    for dirpath, dirnames, filenames in os.walk(base):
-        rel_dir = Path(dirpath).relative_to(base)
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not os.path.islink(os.path.join(dirpath, d)))
-        (output / rel_dir).mkdir(parents=True, exist_ok=True)
-        for name in sorted(filenames):
-            src = Path(dirpath) / name
-            if src.is_symlink():
-                result.notes.append(f"{(rel_dir / name).as_posix()}: symlink not copied")
-                continue
-            shutil.copy2(src, output / rel_dir / name)
+def _stage_copy(root: Path, output: Path, result: MigrationResult, txn: Transaction) -> None:
+    """Stage a copy of the source (one file, or the tree with its in-tree symlinks)."""
+    if not root.is_dir():
+        txn.stage_copy(root, output / root.name)
+        return
+    tree = walk_tree(root, own_files=False)
+    for rel, reason in tree.skipped:  # the scan noted most of these already: say they are not copied
+        note = f"{rel}: {reason}"
+        if note in result.notes:
+            result.notes[result.notes.index(note)] = f"{note} (not copied)"
+        else:
+            result.notes.append(f"{note} (not copied)")
+    for rel in tree.excluded_dirs:  # excluded from migration, still part of the project
+        for dirpath, _dirs, files in os.walk(root / rel):
+            for name in files:
+                src = Path(dirpath) / name
+                if is_regular_file(src):
+                    txn.stage_copy(src, output / src.relative_to(root))
+    for item in tree.items:
+        dest = output / item.rel
+        if item.kind == "link":
+            txn.stage_link(dest, _relative_link(root, item))
+        else:
+            txn.stage_copy(root / item.rel, dest)
+    if not tree.items:
+        txn._mkdirs(output)
 
 
-def write_change_list(result: MigrationResult, path: Path) -> tuple[Path, Path]:
-    """Write PATH.json and PATH.csv (file, start line, end line, rule, operation, message)."""
+def _relative_link(root: Path, item) -> str:
+    """The link text to recreate: relative links as they are, absolute ones made relative."""
+    if not os.path.isabs(item.link):
+        return item.link
+    target = os.path.realpath(root / item.rel)
+    return os.path.relpath(target, os.path.dirname(os.path.realpath(root) + "/" + item.rel))
+
+
+def _change_paths(path: Path) -> tuple[Path, Path]:
     stem = path.with_suffix("") if path.suffix in (".json", ".csv") else path
-    rows = result.change_rows()
-    json_path, csv_path = stem.with_suffix(".json"), stem.with_suffix(".csv")
+    return stem.with_suffix(".json"), stem.with_suffix(".csv")
+
+
+def change_list_bytes(result: MigrationResult) -> tuple[bytes, bytes]:
+    """The change list as JSON and CSV (file, start line, end line, rule, operation, message)."""
+    rows = [{k: display(v) if isinstance(v, str) else v for k, v in r.items()} for r in result.change_rows()]
     payload = {"schema": "ascend-migrate/changes/1", "style": result.style, "changes": rows,
-               "errors": [{"file": f.path, "error": f.error} for f in result.errors], "notes": result.notes,
-               "options": result.options, "run": result.run_record}
-    json_path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(json_path, (json.dumps(payload, indent=2) + "\n").encode("utf-8"))
+               "errors": [{"file": display(f.path), "error": display(f.error)} for f in result.errors],
+               "notes": [display(n) for n in result.notes], "options": result.options, "run": result.run_record}
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["file", "start_line", "end_line", "rule", "operation", "message", "safety", "new_line"])
     for r in rows:
         writer.writerow([r["file"], r["start_line"], r["end_line"], r["rule"], r["operation"], r["message"], r["safety"],
                          r["new_line"] or ""])
-    write_atomic(csv_path, buf.getvalue().encode("utf-8"))
+    return (json.dumps(payload, indent=2) + "\n").encode("utf-8"), buf.getvalue().encode("utf-8")
+
+
+def write_change_list(result: MigrationResult, path: Path) -> tuple[Path, Path]:
+    """Write PATH.json and PATH.csv together (both or neither)."""
+    json_path, csv_path = _change_paths(path)
+    json_data, csv_data = change_list_bytes(result)
+    txn = Transaction()
+    try:
+        txn.stage_bytes(json_path, json_data)
+        txn.stage_bytes(csv_path, csv_data)
+        txn.commit()
+    except BaseException:
+        txn.abort()
+        raise
     return json_path, csv_path

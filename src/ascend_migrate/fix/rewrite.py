@@ -421,7 +421,7 @@ def _inside_multiline_string(tree: ast.Module, line: int) -> bool:
 
 def rewrite_config(kb: KnowledgeBase, rel: str, text: str, kind: str, opts: Options) -> RewriteResult:
     """Rewrite shell / YAML / JSON launch configs (nccl, CUDA_VISIBLE_DEVICES, device flags)."""
-    findings = analyse(Job(rel, "config", kind), text.encode("utf-8"), kb).findings
+    findings = analyse(Job(rel, "config", kind), text.encode("utf-8", "surrogateescape"), kb).findings
     edits: list[Edit] = []
     changes: list[Change] = []
     manual: list[Change] = []

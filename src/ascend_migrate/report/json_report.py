@@ -29,6 +29,7 @@ from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import EFFORT_MINUTES, EFFORTS, SEVERITIES, TRANSFER, KnowledgeBase, Rule
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
+from ascend_migrate.scan.walk import display
 
 SCHEMA_ID = "ascend-migrate/scan/1"
 SCHEMA_PATH = Path(__file__).with_name("scan-report.schema.json")
@@ -45,7 +46,7 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
     ordered = sorted(result.findings, key=Finding.sort_key)
     prints = fingerprints(ordered)
     findings = [_finding(f, kb, fp) for f, fp in zip(ordered, prints)]
-    return {
+    return readable({
         "schema": SCHEMA_ID,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "root": str(result.root),
@@ -60,7 +61,19 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
         "findings": findings,
         "entry_points": [asdict(e) for e in result.entry_points],
         "notes": [asdict(n) for n in result.notes],
-    }
+    })
+
+
+def readable(data: Any) -> Any:
+    """`data` with every string printable as UTF-8: bytes a file name or file held that are not
+    UTF-8 (kept as surrogate escapes while scanning) are shown as `\\xNN`."""
+    if isinstance(data, str):
+        return display(data)
+    if isinstance(data, dict):
+        return {readable(k): readable(v) for k, v in data.items()}
+    if isinstance(data, (list, tuple)):
+        return [readable(v) for v in data]
+    return data
 
 
 def dumps(result: ScanResult, kb: Optional[KnowledgeBase] = None, indent: Optional[int] = 2) -> str:

@@ -217,9 +217,15 @@ def _result(f: dict[str, Any], rule_index: int, style: str) -> dict[str, Any]:
 
 
 def _uri(path: str) -> str:
+    """A relative URI reference. Name bytes that are not UTF-8 (shown as `\\xNN` in the report)
+    are percent-encoded as the bytes they are, so the URI names the real file."""
+    import re
     from urllib.parse import quote
 
-    return quote(path.replace("\\", "/").lstrip("/"), safe="/")
+    parts = re.split(r"\\x([89a-fA-F][0-9a-fA-F])", path)
+    raw = b"".join(bytes([int(p, 16)]) if i % 2 else p.replace("\\", "/").encode("utf-8")
+                   for i, p in enumerate(parts))
+    return quote(raw.lstrip(b"/"), safe="/")
 
 
 def _root_uri(root: str) -> str:

@@ -36,7 +36,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     CUDA-only packages, frameworks and entry points. Nothing in PATH is imported or run.
 
     \b
-    Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error.
+    Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error
+    (an internal error names its file on one line; the other files are still scanned).
     Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
     Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
     """
@@ -45,7 +46,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     from ascend_migrate.report import render
     from ascend_migrate.report.terminal import Progress
     from ascend_migrate.scan.api import scan
-    from ascend_migrate.scan.engine import ConfigError
+    from ascend_migrate.scan.engine import INTERNAL_PREFIX, ConfigError
+    from ascend_migrate.scan.walk import display
 
     if not path.exists():
         raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
@@ -63,17 +65,24 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     use_color = (sys.stdout.isatty() if color is None else color) and output is None
     text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else render(result, fmt, kb=kb)
     if output:
+        from ascend_migrate.fix.commit import Transaction, WriteError
+
+        txn = Transaction()  # written whole or not at all: never a truncated report
         try:
-            output.parent.mkdir(parents=True, exist_ok=True)
-            output.write_text(text if text.endswith("\n") else text + "\n", encoding="utf-8")
-        except OSError as exc:
-            click.echo(f"error: cannot write {output}: {exc.strerror or exc}", err=True)
+            txn.stage_bytes(output, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
+            txn.commit()
+        except WriteError as exc:
+            txn.abort()
+            click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
         click.echo(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)",
                    err=True)
     else:
         click.echo(text, nl=not text.endswith("\n"))
-    sys.exit(exit_code(result, fail_on))
+    internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
+    for note in internal:  # one line per file; every other file was scanned
+        click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
+    sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
 
 
 def exit_code(result, fail_on: str) -> int:

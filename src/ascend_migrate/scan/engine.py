@@ -7,7 +7,6 @@ reads and hashes files.
 from __future__ import annotations
 
 import ast
-import fnmatch
 import hashlib
 import json
 import os
@@ -17,23 +16,24 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
-from ascend_migrate.scan import prefilter
+from ascend_migrate.scan import config_kinds, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
+from ascend_migrate.scan.own_outputs import own_output_kind
 from ascend_migrate.scan.python_ast import PythonAnalyzer
+from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes
+from ascend_migrate.scan.walk import excluded, walk_tree
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-SKIP_DIRS = {".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", "node_modules",
-             ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache", "site-packages",
-             ".ascend-migrate-cache", ".ascend-migrate", ".cache", ".test-cache", ".eggs", "build", "dist", ".ipynb_checkpoints"}
+INTERNAL_PREFIX = "internal error while analysing"
 DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
 CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
@@ -51,6 +51,8 @@ class FileResult:
     console_scripts: list[str] = field(default_factory=list)
     note: str = ""
     lines: int = 0
+    data_file: bool = False  # JSON/YAML of no known config kind: a config only if a script names it
+    config_refs: list[str] = field(default_factory=list)  # JSON/YAML files a shell script names
 
 
 @dataclass(frozen=True)
@@ -121,50 +123,30 @@ def classify(rel: str) -> Optional[Job]:
 
 
 def discover(root: Path, exclude: Iterable[str], notes: list[FileNote]) -> list[Job]:
-    """Walk the tree (never following links out of it) and classify files."""
-    jobs: list[Job] = []
-    patterns = tuple(exclude)
-    root_real = root.resolve()
-    if root.is_file():
+    """Walk the tree (never following links out of it, never opening special files) and
+    classify files. Every skipped folder and file is recorded in `notes`."""
+    if not root.is_dir():
+        if not root.is_file():  # a FIFO, socket or device: never opened
+            notes.append(FileNote(root.name, "not a regular file: skipped"))
+            return []
         job = classify(root.name)
         return [job] if job else []
-    for dirpath, dirnames, filenames in os.walk(root):
-        rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
-        rel_dir = "" if rel_dir == "." else rel_dir + "/"
-        kept = []
-        for d in sorted(dirnames):
-            rel = rel_dir + d
-            full = os.path.join(dirpath, d)
-            if d in SKIP_DIRS or d.endswith(".egg-info") or _excluded(rel, patterns):
-                continue
-            if os.path.islink(full):
-                notes.append(FileNote(rel, "symlinked directory not followed"))
-                continue
-            kept.append(d)
-        dirnames[:] = kept
-        for f in sorted(filenames):
-            rel = rel_dir + f
-            if _excluded(rel, patterns) or f.startswith("ascend-migrate-changes."):
-                continue
-            job = classify(rel)
-            if job is None:
-                continue
-            full = os.path.join(dirpath, f)
-            if os.path.islink(full):
-                target = Path(full).resolve()
-                if root_real not in target.parents:
-                    notes.append(FileNote(rel, "symlink to a file outside the tree: not followed"))
-                    continue
+    tree = walk_tree(root, exclude)
+    for rel, reason in tree.skipped:
+        notes.append(FileNote(rel, reason))
+    for rel in tree.excluded_dirs:
+        notes.append(FileNote(rel + "/", "folder skipped: excluded by configuration"))
+    jobs: list[Job] = []
+    for item in tree.items:
+        if item.is_dir:
+            continue  # its target is inside the tree and walked there
+        job = classify(item.rel)
+        if job is not None:
             jobs.append(job)
     return jobs
 
 
-def _excluded(rel: str, patterns: tuple[str, ...]) -> bool:
-    for pat in patterns:
-        pat = pat.rstrip("/")
-        if fnmatch.fnmatch(rel, pat) or fnmatch.fnmatch(rel, pat + "/*") or rel.startswith(pat + "/"):
-            return True
-    return False
+_excluded = excluded
 
 
 # --------------------------------------------------------------------------- per-file analysis
@@ -180,6 +162,10 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     try:
         text = data.decode(encoding)
     except (UnicodeDecodeError, LookupError) as exc:
+        if encoding in ("utf-8", "utf-8-sig"):
+            stray = decode_with_stray_bytes(data)  # bad bytes in comments only: Python accepts it
+            if stray is not None:
+                return stray, ""
         return data.decode("utf-8", errors="replace"), f"cannot decode as {encoding}: {exc}"
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -255,7 +241,8 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
 
 
 def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, result: FileResult) -> FileResult:
-    text = data.decode("utf-8", errors="replace")
+    # surrogate escapes keep one character per undecodable byte: columns match the migrator's
+    text = data.decode("utf-8", errors="replace" if job.kind == "notebook" else "surrogateescape")
     if job.kind == "notebook":
         try:
             cells = ts.notebook_code_cells(text)
@@ -291,7 +278,15 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     if job.kind == "config":
         result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
         if job.config_kind == "sh":
-            result.launches = ts.launched_scripts(text)
+            launches = ts.launched_scripts(text)
+            result.config_refs = config_kinds.config_references(text)
+            if config_kinds.is_build_script(job.rel, text, launches):
+                # describes the build host: reported for review, never rewritten, launches nothing
+                result.findings = [replace(f, fixes=(), severity="info") for f in result.findings]
+            else:
+                result.launches = [(n, t) for n, t in launches if not config_kinds.is_build_target(t)]
+        else:
+            result.data_file = result.findings != [] and not config_kinds.known_config_kind(text, job.config_kind)
         _apply_suppressions(result, text)
         return result
     return result
@@ -338,7 +333,7 @@ def _kb_digest() -> str:
         if path.suffix in (".yaml", ".json") and path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    for module in ("python_ast.py", "text_scanners.py", "engine.py"):
+    for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py"):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()
 
@@ -395,7 +390,7 @@ def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any) -> FileRes
     except RecursionError:
         return FileResult(note="too deeply nested to analyse")
     except Exception as exc:  # one odd file must not lose the whole scan
-        return FileResult(note=f"internal error while analysing: {type(exc).__name__}: {exc}")
+        return FileResult(note=f"{INTERNAL_PREFIX}: {type(exc).__name__}: {exc}")
 
 
 def _load_coverage(version: Optional[str]) -> Any:
@@ -461,6 +456,10 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         except OSError as exc:
             result.notes.append(FileNote(job.rel, f"unreadable: {exc.strerror or exc}"))
             continue
+        own = own_output_kind(job.rel, data)
+        if own:
+            result.notes.append(FileNote(job.rel, f"skipped: written by ascend-migrate ({own})"))
+            continue
         if b"\0" in data[:8192] and job.kind != "notebook":
             result.notes.append(FileNote(job.rel, "skipped: binary content"))
             continue
@@ -522,11 +521,13 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
     frameworks: dict[str, tuple[str, int]] = {}
     launched: dict[str, str] = {}
     modules: list[str] = []
+    refs = [ref for res in results.values() for ref in res.config_refs]
     for rel in sorted(results):
         res = results[rel]
         result.files_scanned += 1
         result.lines_scanned += res.lines
-        result.findings.extend(res.findings)
+        if not res.data_file or any(config_kinds.reference_matches(ref, rel) for ref in refs):
+            result.findings.extend(res.findings)  # data files no launch script names are left alone
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():

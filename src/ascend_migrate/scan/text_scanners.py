@@ -201,6 +201,22 @@ def _comment_start(line: str, kind: str) -> int:
     return len(line)
 
 
+_TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./")
+
+
+def _embedded(code: str, start: int, end: int) -> bool:
+    """Is code[start:end] joined by `-`, `.` or `/` to a longer token?"""
+    return (start > 0 and code[start - 1] in "-./") or (end < len(code) and code[end] in "-./")
+
+
+def _token_bounds(code: str, start: int, end: int) -> tuple[int, int]:
+    while start > 0 and code[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    while end < len(code) and code[end] in _TOKEN_CHARS:
+        end += 1
+    return start, end
+
+
 def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Finding]:
     """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices."""
     findings: list[Finding] = []
@@ -217,7 +233,12 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                 if rule_id == "DS001" and code[max(0, start - 5):start].upper().endswith("NCCL_"):
                     continue
                 fixes: tuple[Fix, ...] = ()
-                if replacement:
+                if rule_id == "DS001" and _embedded(code, start, end):
+                    # part of a longer flag or package name (`--use-nccl-ub`, `nvidia-nccl-cu12`):
+                    # reported for review, never rewritten into an invalid name
+                    start, end = _token_bounds(code, start, end)
+                    matched = code[start:end]
+                elif replacement:
                     new = replacement.upper() if matched.isupper() else replacement
                     edit = Edit(Position(lineno, start), Position(lineno, end), new)
                     fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {new}")
@@ -330,13 +351,16 @@ def _inside_statement(text: str) -> bool:
 
 def mask_magics(source: str) -> str:
     """Blank IPython magic and shell lines (`%time`, `!pip`, `%%capture`) that start a logical line,
-    keeping line endings, so every other line and every line number stays as stored. A `%` that
+    keeping line endings, so every other line and every line number stays as stored; a magic or
+    shell line ending with a backslash takes the following lines with it. A `%` that
     continues an expression (`n\n    %2`) is the modulo operator and stays."""
     out: list[str] = []
+    continued = False  # the previous magic or shell line ended with a backslash
     for line in cell_lines(source):
-        if line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out))):
-            body = line.rstrip("\r\n")
+        body = line.rstrip("\r\n")
+        if continued or (line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out)))):
             out.append(line[len(body):])
+            continued = body.endswith("\\")  # `!pip install a \` goes on to the next line
         else:
             out.append(line)
     return "".join(out)

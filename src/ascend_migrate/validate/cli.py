@@ -113,6 +113,10 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
     if confirm:
         try:
             written = record_confirmations(path, list(confirm), note)
+        except OSError as exc:
+            click.echo(f"error: cannot record the confirmation: {exc.strerror or exc} "
+                       f"(is {path} read-only?)", err=True)
+            sys.exit(2)
         except KeyError as exc:
             raise click.BadParameter(f"unknown item {exc.args[0]}; known: {', '.join(item_ids())}",
                                      param_hint="--confirm") from exc
@@ -133,11 +137,9 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
     )
     report = validate_project(path, opts)
     out_dir = report_dir or (project_dir(path) / ".ascend-migrate")
-    out_dir.mkdir(parents=True, exist_ok=True)
     json_path = out_dir / "validation-report.json"
     md_path = out_dir / "validation-report.md"
-    json_path.write_text(to_json(report), encoding="utf-8")
-    md_path.write_text(to_markdown(report), encoding="utf-8")
+    _write_reports({json_path: to_json(report), md_path: to_markdown(report)})
     if fmt == "json":
         click.echo(to_json(report), nl=False)
     elif fmt == "markdown":
@@ -146,6 +148,21 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         _print_text(report)
         click.echo(f"report: {json_path}\n        {md_path}")
     sys.exit(0 if report["verdict"] == "pass" else 1)
+
+
+def _write_reports(files: dict[Path, str]) -> None:
+    """Write the report files together (both or neither); exit 2 with a message on failure."""
+    from ascend_migrate.fix.commit import Transaction, WriteError
+
+    txn = Transaction()
+    try:
+        for dest, text in files.items():
+            txn.stage_bytes(dest, text.encode("utf-8"))
+        txn.commit()
+    except WriteError as exc:
+        txn.abort()
+        click.echo(f"error: {exc}; no report written (use --report-dir DIR for a read-only tree)", err=True)
+        sys.exit(2)
 
 
 def _print_text(report: dict[str, Any]) -> None:

@@ -8,11 +8,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-SKIP_DIRS = {
-    ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", "env", ".env", "node_modules",
-    "build", "dist", ".tox", ".nox", ".mypy_cache", ".pytest_cache", ".ruff_cache",
-    ".ascend-migrate", "site-packages", ".idea", ".vscode",
-}
+from ascend_migrate.scan.own_outputs import own_output_kind
+from ascend_migrate.scan.walk import walk_tree
+
 CONFIG_SUFFIXES = {".sh", ".bash", ".zsh", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"}
 MAX_BYTES = 2_000_000
 OWN_FILES_PREFIX = "ascend-migrate-"
@@ -69,40 +67,39 @@ def load_project(root: Path | str) -> Project:
         if root.suffix == ".py":
             project.python_files.append(root.name)
         return project
-    real_root = os.path.realpath(root)
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(
-            d for d in dirnames
-            if d not in SKIP_DIRS and not d.endswith(".egg-info") and not os.path.islink(os.path.join(dirpath, d))
-        )
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        rel_dir = "" if rel_dir == "." else rel_dir
-        project.dirs.add(rel_dir)
-        for name in sorted(filenames):
-            full = os.path.join(dirpath, name)
-            rel = f"{rel_dir}/{name}" if rel_dir else name
-            if os.path.islink(full):
-                target = os.path.realpath(full)
-                if not (target == real_root or target.startswith(real_root + os.sep)):
-                    project.skipped.append((rel, "symlink out of the tree"))
-                    continue
-            try:
-                size = os.path.getsize(full)
-            except OSError:
-                continue
-            suffix = Path(name).suffix.lower()
-            if suffix not in (".py", *CONFIG_SUFFIXES):
-                continue
-            if name.startswith(OWN_FILES_PREFIX) and suffix != ".py":
-                continue  # change lists and reports written by this toolkit
-            if size > MAX_BYTES:
-                project.skipped.append((rel, f"larger than {MAX_BYTES} bytes"))
-                continue
-            if suffix == ".py":
-                project.python_files.append(rel)
-            else:
-                project.config_files.append(rel)
+    tree = walk_tree(root, own_files=False)  # no special files, no link loops, no venvs or VCS folders
+    project.dirs.update(tree.dirs)
+    project.skipped.extend(tree.skipped)
+    for item in tree.items:
+        if item.is_dir:
+            continue
+        rel = item.rel
+        name = rel.rsplit("/", 1)[-1]
+        suffix = Path(name).suffix.lower()
+        if suffix not in (".py", *CONFIG_SUFFIXES):
+            continue
+        if name.startswith(OWN_FILES_PREFIX) and suffix != ".py":
+            continue  # change lists and reports written by this toolkit
+        try:
+            size = os.path.getsize(root / rel)
+            head = _head(root / rel) if suffix == ".json" else b""
+        except OSError:
+            continue
+        if size > MAX_BYTES:
+            project.skipped.append((rel, f"larger than {MAX_BYTES} bytes"))
+            continue
+        if head and own_output_kind(name, head):
+            continue  # a report or change list of this toolkit, wherever it was written
+        if suffix == ".py":
+            project.python_files.append(rel)
+        else:
+            project.config_files.append(rel)
     return project
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as fh:
+        return fh.read(4096)
 
 
 # --- AST helpers ---------------------------------------------------------------------------

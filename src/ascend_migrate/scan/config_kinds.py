@@ -1,0 +1,111 @@
+"""Which JSON/YAML files are launch configs, and which shell scripts build or install.
+
+A JSON or YAML file is read as a config only when it is a known kind (DeepSpeed, Accelerate,
+torchrun/launcher settings, Hydra/OmegaConf training configs, Lightning, Kubernetes/Volcano
+job specs, Compose services) or a launch script names it; any other data file (datasets,
+label maps, results, fixtures) is left alone. Kinds are recognised from the keys the file
+defines, a cheap line match that works for both formats without parsing.
+
+A shell script that builds or installs (setup.py runners, wheel/packaging, ROCm or CUDA
+toolkit installs, CI) is not a launch script: its CUDA settings describe the build host, so
+it is reported for review and never rewritten, and what it runs is not an entry point.
+"""
+from __future__ import annotations
+
+import re
+
+_KEY = re.compile(r"""^\s*(?:-\s+)?["']?([A-Za-z_][\w.-]*)["']?\s*:(?!//)""", re.M)
+_JSON_KEY = re.compile(r'"([A-Za-z_][\w.-]*)"\s*:')
+
+# kind: (keys any of which marks it, keys all of which mark it)
+_KINDS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
+    ("DeepSpeed", frozenset({"zero_optimization", "train_micro_batch_size_per_gpu", "train_batch_size",
+                             "communication_data_type", "zero_allow_untested_optimizer"}), frozenset()),
+    ("Accelerate", frozenset({"compute_environment", "distributed_type", "deepspeed_config", "fsdp_config"}),
+     frozenset()),
+    ("launcher", frozenset({"nproc_per_node", "nnodes", "rdzv_backend", "rdzv_endpoint", "master_addr",
+                            "master_port", "dist_backend", "dist_url", "ddp_backend", "distributed_backend",
+                            "launcher", "world_size", "local_rank", "num_gpus", "n_gpu", "gpus", "gpu_ids",
+                            "cuda_visible_devices", "CUDA_VISIBLE_DEVICES"}), frozenset()),
+    ("Hydra/OmegaConf", frozenset({"hydra", "_target_"}), frozenset()),
+    ("Hydra/OmegaConf", frozenset(), frozenset({"defaults"})),
+    ("Lightning", frozenset({"trainer", "accelerator", "strategy", "seed_everything"}), frozenset()),
+
+    ("Kubernetes/Volcano job", frozenset(), frozenset({"apiVersion", "kind"})),
+    ("Compose services", frozenset(), frozenset({"services", "environment"})),
+)
+
+
+def config_keys(text: str, kind: str) -> set[str]:
+    pattern = _JSON_KEY if kind == "json" else _KEY
+    return {m.group(1) for m in pattern.finditer(text[:262144])}
+
+
+# Plain OmegaConf/YAML training configs (no Hydra keys) are recognised by their settings;
+# JSON needs one of the kinds above, since JSON is far more often data than configuration.
+_YAML_TRAINING_KEYS = frozenset({"device", "devices", "distributed", "backend", "precision", "amp", "cuda"})
+
+
+def known_config_kind(text: str, kind: str) -> str:
+    """'DeepSpeed', 'Accelerate', ... for a recognised JSON/YAML config, else ''."""
+    keys = config_keys(text, kind)
+    for label, any_of, all_of in _KINDS:
+        if (any_of and keys & any_of) or (all_of and all_of <= keys):
+            return label
+    if kind == "yaml" and keys & _YAML_TRAINING_KEYS:
+        return "training config"
+    return ""
+
+
+_CONFIG_REF = re.compile(r"""([\w.$/{}~-]*[\w-]+\.(?:json|ya?ml))\b""")
+
+
+def config_references(text: str) -> list[str]:
+    """JSON/YAML paths a shell script names (`--deepspeed cfg/ds.json`, `--config-file acc.yaml`)."""
+    refs = []
+    for line in text.splitlines():
+        code = line.split(" #", 1)[0]
+        if code.lstrip().startswith("#"):
+            continue
+        for m in _CONFIG_REF.finditer(code):
+            refs.append(m.group(1))
+    return refs
+
+
+def reference_matches(ref: str, rel: str) -> bool:
+    """Does the (possibly variable-prefixed) path `ref` name the file at `rel`?"""
+    tail = [p for p in ref.split("/") if p and p not in (".", "..") and "$" not in p and "{" not in p and p != "~"]
+    if not tail:
+        return False
+    parts = rel.split("/")
+    return parts[-len(tail):] == tail
+
+
+# --------------------------------------------------------------------------- build scripts
+_BUILD_NAME = re.compile(r"(?i)(^|[_.-])(install|build|package|packaging|wheel|wheels|release|publish|"
+                         r"compile|rocm|hipify|conda[_-]?build|docker[_-]?build|manylinux|ci)([_.-]|$)")
+_CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins"})
+_BUILD_DIRS = frozenset({"ci", ".ci", "packaging", "docker", "conda-recipe", "recipe", "build_tools"})
+_BUILD_COMMAND = re.compile(r"(?m)^[^#\n]*\b(?:setup\.py\s+(?:build|install|bdist\w*|sdist|develop|build_ext)|"
+                            r"pip[0-9.]*\s+(?:wheel|install)\b|python[0-9.]*\s+-m\s+(?:build|pip\s+(?:wheel|install))|"
+                            r"cmake\b|conda\s+(?:build|install)|apt(?:-get)?\s+install|yum\s+install|auditwheel|twine)")
+_TRAIN_LAUNCH = re.compile(r"(?m)^[^#\n]*\b(?:torchrun|deepspeed\s+\S+\.py|accelerate\s+launch|"
+                           r"torch\.distributed\.(?:run|launch)|mpirun|srun)\b")
+
+
+def is_build_script(rel: str, text: str, launches: list[tuple[int, str]]) -> bool:
+    """A shell script that builds, packages or installs rather than launching a run."""
+    parts = rel.split("/")
+    name = parts[-1].rsplit(".", 1)[0]
+    if any(p in _CI_DIRS for p in parts[:-1]):
+        return True
+    if (_BUILD_NAME.search(name) or any(p in _BUILD_DIRS for p in parts[:-1])) and not _TRAIN_LAUNCH.search(text):
+        return True
+    training = [t for _, t in launches if not is_build_target(t)]
+    return not training and not _TRAIN_LAUNCH.search(text) and bool(_BUILD_COMMAND.search(text))
+
+
+def is_build_target(target: str) -> bool:
+    """`python setup.py ...` and friends run a build, not the program."""
+    base = target.rsplit("/", 1)[-1]
+    return base in ("setup.py", "build.py", "pip", "build", "setuptools", "wheel", "twine") or base.startswith("pip.")
