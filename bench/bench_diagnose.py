@@ -113,13 +113,45 @@ def _run_rss(cmd: list[str]) -> tuple[float, int, str, int]:
     return wall, usage.ru_maxrss, b"".join(chunks).decode(), usage.ru_utime + usage.ru_stime
 
 
-def patterns_file(dest: Path) -> tuple[Path, int]:
+def to_ere(pattern: str) -> str:
+    """A Python regex in POSIX ERE for `grep -E` (case folding is applied to all via -i)."""
+    import re
+
+    text = re.sub(r"\(\?(?:P<\w+>|:|i:)", "(", pattern.replace("(?i)", ""))
+    classes = {"d": ("[0-9]", "0-9"), "s": ("[[:space:]]", "[:space:]"), "w": ("[[:alnum:]_]", "[:alnum:]_"),
+               "S": ("[^[:space:]]", None)}
+    out, i, in_set = [], 0, False
+    while i < len(text):
+        c = text[i]
+        if c == "\\" and i + 1 < len(text):
+            nxt = text[i + 1]
+            if nxt in classes:
+                outside, inside = classes[nxt]
+                out.append(inside if in_set and inside else outside)
+            elif in_set:
+                out.append(nxt)  # [\.] in ERE is just [.]
+            else:
+                out.append(c + nxt)
+            i += 2
+            continue
+        if c == "[" and not in_set:
+            in_set = True
+        elif c == "]" and in_set and out and out[-1] != "[":
+            in_set = False
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def patterns_file(dest: Path, ere: bool = False) -> tuple[Path, int]:
     from ascend_migrate.diagnose.kb import default_kb
 
     import re
 
     # ripgrep rejects a capture-group name used twice in one run: make named groups plain
     pats = [re.sub(r"\(\?P<\w+>", "(?:", p.pattern) for s in default_kb().signatures for p in s.patterns]
+    if ere:
+        pats = [to_ere(p) for p in pats]
     dest.write_text("\n".join(pats) + "\n")
     return dest, len(pats)
 
@@ -140,15 +172,17 @@ def main(argv: Optional[list[str]] = None) -> int:
     small = args.cache / f"diagnose-{args.small_mb:g}mb.log"
     planted = build_log(big, args.mb, args.seed)
     build_log(small, args.small_mb, args.seed)
-    pats, n_pats = patterns_file(args.cache / "diagnose-patterns.txt")
+    rg = None if args.grep else (args.rg or next((c for c in (str(Path(sys.executable).parent / "rg"), shutil.which("rg")) if c and Path(c).exists()), None))
+    pats, n_pats = patterns_file(args.cache / ("diagnose-patterns.txt" if rg else "diagnose-patterns.ere"), ere=not rg)
     for f in (big, small):  # warm the page cache
         with open(f, "rb") as fh:
             while fh.read(1 << 24):
                 pass
 
-    rg = None if args.grep else (args.rg or next((c for c in (str(Path(sys.executable).parent / "rg"), shutil.which("rg")) if c and Path(c).exists()), None))
     base_name = "rg" if rg else "grep -E"
-    base_cmd = [rg, "-c", "--no-config", "-f", str(pats), str(big)] if rg else ["grep", "-c", "-E", "-f", str(pats), str(big)]
+    if not rg:
+        print("ripgrep not found (or --grep): the baseline is grep -E -i over the same patterns in POSIX ERE")
+    base_cmd = [rg, "-c", "--no-config", "-f", str(pats), str(big)] if rg else ["grep", "-c", "-E", "-i", "-f", str(pats), str(big)]
     py = [sys.executable, "-m", "ascend_migrate", "diagnose", "--format", "json"]
     rows = {"diagnose": py + [str(big)], "diagnose-S": py + [str(small)], base_name: base_cmd}
     times: dict[str, list[float]] = {k: [] for k in rows}
