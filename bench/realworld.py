@@ -398,7 +398,7 @@ def binding_problems(old_src: bytes, new_src: bytes, rel: str) -> list[dict]:
         for _, name, where, text in keyed(old, old_lines):
             before[(name, where, text)] = before.get((name, where, text), 0) + 1
     found = []
-    for line, name, where, text in sorted(keyed(new, new_lines)):
+    for line, name, where, text in sorted(set(keyed(new, new_lines))):
         key = (name, where, text)
         if before.get(key, 0) > 0:
             before[key] -= 1
@@ -658,7 +658,8 @@ def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str])
         "injected": sorted(inj),
         "expected_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected],
         "missed_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected if r not in inj],
-        "injected_imported": [{"file": r, "imported_by": sorted(importers[r])[:3], "importers": len(importers[r])}
+        "injected_imported": [{"file": r, "imported_by": sorted(importers[r])[:3], "importers": len(importers[r]),
+                               "also_run_by_users": sorted(evidence.get(r, ()))}
                               for r in sorted(inj) if r in importers],
         "injected_other": [],
         "notebooks": len(notebooks),
@@ -726,14 +727,16 @@ def migrate_step(repo: Path, work: Path, style: str, orig_files: list[str]) -> d
     out_files = walk_files(out)
     changed, dropped = [], []
     out_set = set(out_files)
+    dropped_links = []
     for rel in orig_files:
         if rel not in out_set:
-            dropped.append(rel)
+            (dropped_links if (repo / rel).is_symlink() else dropped).append(rel)
         elif read(repo / rel) != read(out / rel):
             changed.append(rel)
     added = sorted(out_set - set(orig_files))
     row["changed_files"] = changed
     row["dropped_files"] = dropped
+    row["dropped_symlinks"] = dropped_links
     row["added_files"] = added
     # every changed Python file compiles (unless the original did not compile either)
     parse_fail, parse_pre = [], []
@@ -827,6 +830,9 @@ except Enough:
     status = "stopped after %d losses" % limit
 except SystemExit as exc:
     status = "exit %s" % (exc.code,)
+except BaseException as exc:
+    status = "error %s: %s" % (type(exc).__name__, str(exc)[:200])
+    raise
 finally:
     with open(out_path, "w") as fh:
         json.dump({"losses": losses, "status": status}, fh)
@@ -846,6 +852,19 @@ def _nanogpt_data(tree: Path) -> None:
     with open(data / "meta.pkl", "wb") as fh:
         pickle.dump({"vocab_size": 65, "itos": {i: chr(32 + i) for i in range(65)},
                      "stoi": {chr(32 + i): i for i in range(65)}}, fh)
+
+
+def _word_corpus(tree: Path) -> None:
+    """Seeded random sentences over a 50-word vocabulary, in the layout data.Corpus reads."""
+    import random
+
+    data = tree / "word_language_model" / "data" / "synthetic"
+    data.mkdir(parents=True, exist_ok=True)
+    rng = random.Random(0)
+    words = [f"w{i}" for i in range(50)]
+    for split, n in (("train", 400), ("valid", 60), ("test", 60)):
+        lines = (" ".join(rng.choice(words) for _ in range(rng.randrange(4, 12))) for _ in range(n))
+        (data / f"{split}.txt").write_text("\n".join(lines) + "\n")
 
 
 def _mnist_shim(tree: Path) -> None:
@@ -887,13 +906,13 @@ RECIPES: dict[str, dict] = {
                  "--trainer.max_iters=4", "--model.model_type=gpt-nano", "--data.ndigit=1"]},
     "examples-word_language_model": {
         "repo": "examples", "cwd": "word_language_model", "script": "word_language_model/main.py", "pythonpath": [],
-        "setup": None, "steps": 5,
-        "args": ["--epochs=1", "--emsize=16", "--nhid=16", "--nlayers=1", "--bptt=8", "--batch_size=4",
+        "setup": _word_corpus, "steps": 5,
+        "args": ["--data=./data/synthetic", "--epochs=1", "--emsize=16", "--nhid=16", "--nlayers=1", "--bptt=8", "--batch_size=4",
                  "--save={tmp}/model.pt", "--log-interval=1"]},
     "examples-mnist": {
         "repo": "examples", "cwd": "mnist", "script": "mnist/main.py", "pythonpath": ["_synthetic_site"],
         "setup": _mnist_shim, "steps": 4,
-        "args": ["--epochs=1", "--batch-size=32", "--test-batch-size=64", "--log-interval=1", "--dry-run"]},
+        "args": ["--epochs=1", "--batch-size=32", "--test-batch-size=64", "--log-interval=1"]},
 }
 
 
@@ -913,6 +932,12 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
     for side, tree in (("original", orig_tree), ("agnostic", port_tree)):
         copy = base / side / "tree"
         shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
+        for dirpath, dirnames, filenames in os.walk(copy):  # read-only sources give read-only copies
+            for name in [*dirnames, *filenames]:
+                p = os.path.join(dirpath, name)
+                if not os.path.islink(p):
+                    os.chmod(p, os.stat(p).st_mode | 0o200)
+        os.chmod(copy, os.stat(copy).st_mode | 0o200)
         if recipe["setup"]:
             recipe["setup"](copy)
         tmp = base / side / "tmp"
@@ -991,13 +1016,13 @@ def summary_row(r: dict) -> dict:
         "idem": f"{idem(t)}/{idem(a)}",
         "inject": f"{len(ent.get('injected', []))} ({len(ent.get('injected_imported', []))} imported)",
         "missed": len(ent.get("missed_entries", [])),
-        "dropped": f"{n(t, 'dropped_files')}/{n(a, 'dropped_files')}",
+        "dropped": f"{n(t, 'dropped_files')}+{n(t, 'dropped_symlinks')}/{n(a, 'dropped_files')}+{n(a, 'dropped_symlinks')}",
     }
 
 
 TABLE_HEAD = ("| repository | files (py) | findings (E/W/I) | scan s | transfer: changed / edits / manual / refused | s "
               "| agnostic: changed / edits / manual / refused | s | crashes | parse failures (t+a of checked) "
-              "| name errors t/a | 2nd pass changes t/a | injected (into imported) | entries missed | dropped t/a |")
+              "| name errors t/a | 2nd pass changes t/a | injected (into imported) | entries missed | dropped files+symlinks t/a |")
 
 
 def markdown_table(rows: list[dict]) -> str:
@@ -1026,37 +1051,55 @@ def loss_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def details(rows: list[dict]) -> str:
-    """Every defect the checks found, file:line, for the bug list."""
+def defects(rows: list[dict]) -> list[tuple[str, str, str]]:
+    """Every defect the checks found, as (kind, repository, text with file:line), sorted."""
     out = []
     for r in rows:
         name = r["name"]
         for style in ("transfer", "agnostic"):
             step = r[style]
             if step.get("crashed"):
-                out.append(f"- {name} {style}: migrate crashed: {step.get('error', '').splitlines()[-1:]}")
+                out.append(("crash", name, f"{style}: migrate crashed: {tail(step.get('error', ''), 1)}"))
             for e in step.get("refused", []):
-                out.append(f"- {name} {style}: refused {e['file']}: {e['reason']}")
+                out.append(("refused", name, f"{style}: {e['file']}: {e['reason']}"))
             for e in step.get("parse_failures", []):
-                out.append(f"- {name} {style}: does not compile {e['file']}: {e['error']}")
+                out.append(("does not compile", name, f"{style}: {e['file']}: {e['error']}"))
             for e in step.get("name_binding", []):
-                out.append(f"- {name} {style}: `{e['name']}` {e['where']}: {e['file']}:{e['line']} `{e['text']}`")
+                out.append(("name error", name, f"{style}: {e['file']}:{e['line']} `{e['name']}` {e['where']}: `{e['text']}`"))
             i = step.get("idempotency") or {}
             if i.get("crashed"):
-                out.append(f"- {name} {style}: second migrate crashed")
+                out.append(("crash", name, f"{style}: second migrate crashed: {tail(i.get('error', ''), 1)}"))
             for f in i.get("changed_files", []):
-                out.append(f"- {name} {style}: second migrate changes {f}")
+                out.append(("not idempotent", name, f"{style}: a second migrate changes {f}"))
             for f in step.get("dropped_files", []):
-                out.append(f"- {name} {style}: missing from the output: {f}")
+                out.append(("dropped", name, f"{style}: missing from the output: {f}"))
+            for f in step.get("dropped_symlinks", []):
+                out.append(("dropped", name, f"{style}: symlink missing from the output: {f}"))
         ent = r["transfer"].get("entries") or {}
         for e in ent.get("injected_imported", []):
-            out.append(f"- {name} transfer: injected into imported module {e['file']} "
-                       f"(imported by {', '.join(e['imported_by'])}{' ...' if e['importers'] > 3 else ''})")
+            also = f"; also run by users: {', '.join(e['also_run_by_users'])}" if e.get("also_run_by_users") else ""
+            out.append(("injected into an imported module", name,
+                        f"{e['file']} (imported by {', '.join(e['imported_by'])}{' ...' if e['importers'] > 3 else ''}{also})"))
         for e in ent.get("missed_entries", []):
-            out.append(f"- {name} transfer: entry point not injected {e['file']} ({'; '.join(e['reasons'])})")
+            out.append(("entry point not injected", name, f"{e['file']} ({'; '.join(e['reasons'])})"))
         for e in ent.get("injected_other", []):
-            if "notebook" not in e["why"]:
-                out.append(f"- {name} transfer: injected into {e['file']} ({'; '.join(e['why'])})")
+            if "does not use torch" in e["why"] or "no evidence that a user runs it" in e["why"] or \
+                    "build or test-support file" in e["why"]:
+                out.append(("injected where not needed", name, f"{e['file']} ({'; '.join(e['why'])})"))
+    return sorted(out)
+
+
+def details(rows: list[dict], cap: int = 12) -> str:
+    """The defect list for the markdown: grouped by kind and repository, at most `cap` lines each."""
+    groups: dict[tuple[str, str], list[str]] = {}
+    for kind, repo, text in defects(rows):
+        groups.setdefault((kind, repo), []).append(text)
+    out = []
+    for (kind, repo), items in sorted(groups.items()):
+        out.append(f"- **{kind}**, {repo} ({len(items)}):")
+        out.extend(f"  - {t}" for t in items[:cap])
+        if len(items) > cap:
+            out.append(f"  - ... {len(items) - cap} more in the JSON")
     return "\n".join(out)
 
 
