@@ -272,6 +272,9 @@ def test_notebook_shell_lines_with_backslash_continuations(tmp_path):
         {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
          "source": ["!pip install torch \\\n", "    torchvision \\\n", "    --quiet\n", "import torch\n",
                     "x = torch.zeros(1).cuda()\n"]},
+        {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+         "source": ["if logger == 'tb':\n", "    %load_ext tensorboard\n", "else:\n", "    %pip install -q \\\n",
+                    "        wandb\n", "y = torch.ones(1).cuda()\n"]},
     ]
     nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     src = write(tmp_path / "src", {"demo.ipynb": json.dumps(nb, indent=1) + "\n"})
@@ -284,6 +287,8 @@ def test_notebook_shell_lines_with_backslash_continuations(tmp_path):
     source = "".join(json.loads((out / "demo.ipynb").read_text())["cells"][0]["source"])
     assert source.startswith("!pip install torch \\\n    torchvision \\\n    --quiet\n")
     assert ".to(_device_type)" in source
+    second = "".join(json.loads((out / "demo.ipynb").read_text())["cells"][1]["source"])
+    assert "    %load_ext tensorboard\n" in second and "y = torch.ones(1).to(_device_type)" in second
 
 
 # --------------------------------------------------------------------------- our own outputs

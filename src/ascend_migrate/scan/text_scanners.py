@@ -350,19 +350,25 @@ def _inside_statement(text: str) -> bool:
 
 
 def mask_magics(source: str) -> str:
-    """Blank IPython magic and shell lines (`%time`, `!pip`, `%%capture`) that start a logical line,
-    keeping line endings, so every other line and every line number stays as stored; a magic or
+    """Blank IPython magic and shell lines (`%time`, `!pip`, `%%capture`) that start a logical line
+    (an indented one becomes `pass`), keeping line endings, so every other line and every line number stays as stored; a magic or
     shell line ending with a backslash takes the following lines with it. A `%` that
     continues an expression (`n\n    %2`) is the modulo operator and stays."""
     out: list[str] = []
     continued = False  # the previous magic or shell line ended with a backslash
     for line in cell_lines(source):
         body = line.rstrip("\r\n")
-        if continued or (line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out)))):
+        if continued:
             out.append(line[len(body):])
-            continued = body.endswith("\\")  # `!pip install a \` goes on to the next line
+        elif line.lstrip().startswith(("%", "!")) and not (out and _inside_statement("".join(out))):
+            indent = body[: len(body) - len(body.lstrip())]
+            # an indented magic may be a block's whole body (`if x:\n    %pip install y`): `pass`
+            # keeps the block valid; at the top level the line is blanked
+            out.append((indent + "pass" if indent else "") + line[len(body):])
         else:
             out.append(line)
+            continue
+        continued = body.endswith("\\")  # `!pip install a \` goes on to the next line
     return "".join(out)
 
 
