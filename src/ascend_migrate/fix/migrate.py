@@ -17,7 +17,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
@@ -93,14 +93,15 @@ def _source_encoding(data: bytes) -> str:
     return "utf-8" if enc == "utf-8-sig" else enc
 
 
-def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False) -> MigrationResult:
+def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False,
+         entry: Iterable[str] = (), no_entry: Iterable[str] = ()) -> MigrationResult:
     """Compute every file's rewrite without touching the disk."""
     root = Path(root)
     if not root.exists():
         raise MigrateError(f"{root}: no such file or directory")
     kb = load_knowledge()
     result = MigrationResult(root=root, style=opts.style)
-    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version)
+    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()

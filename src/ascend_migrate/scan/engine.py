@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
-from ascend_migrate.scan import prefilter
+from ascend_migrate.scan import entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
@@ -51,12 +51,14 @@ class FileResult:
     console_scripts: list[str] = field(default_factory=list)
     note: str = ""
     lines: int = 0
+    entry: Optional[entries.EntryFacts] = None  # evidence for the entry-point decision
+    counted: bool = True  # False for files read only for their launch lines (Markdown, Makefiles)
 
 
 @dataclass(frozen=True)
 class Job:
     rel: str
-    kind: str  # python | notebook | cuda | dependency | requirements | config
+    kind: str  # python | notebook | cuda | dependency | requirements | config | launcher
     config_kind: str = ""
 
 
@@ -117,6 +119,8 @@ def classify(rel: str) -> Optional[Job]:
         return Job(rel, "cuda")
     if suffix in CONFIG_SUFFIXES:
         return Job(rel, "config", CONFIG_SUFFIXES[suffix])
+    if suffix == ".md" or lower in ("makefile", "gnumakefile") or suffix == ".mk":
+        return Job(rel, "launcher", "md" if suffix == ".md" else "sh")  # read for launch lines only
     return None
 
 
@@ -221,6 +225,7 @@ def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) ->
     tree = _parse(job, text, kb, result)
     if tree is not None:
         result.frameworks = prefilter.framework_imports(tree, kb)
+        result.entry = entries.module_facts(tree, text)
     return result
 
 
@@ -241,6 +246,7 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     result.has_transfer_import = facts.has_transfer_import
     result.imports_torch_npu = facts.imports_torch_npu
     result.frameworks = dict(facts.frameworks)
+    result.entry = entries.module_facts(tree, text)
     name = job.rel.rsplit("/", 1)[-1]
     if name == "__main__.py" and not result.main_guard:
         result.main_guard = 1
@@ -263,11 +269,14 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
             result.note = f"not a readable notebook: {exc}"
             return result
         names: dict[str, Optional[str]] = {}  # cells share one namespace
+        parsed: list[tuple[Optional[ast.Module], str]] = []
         for cell in cells:
             number, source = cell.number, cell.masked
             try:
                 tree = ast.parse(source, filename=job.rel)
+                parsed.append((tree, cell.source))
             except SyntaxError as exc:
+                parsed.append((None, cell.source))
                 for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
                     result.findings.append(f)
                 continue
@@ -277,6 +286,7 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
                 names = analyzer.exported_names()
             for fw, line in analyzer.facts.frameworks.items():
                 result.frameworks.setdefault(fw, line)
+        result.entry = entries.notebook_facts(parsed)
         return result
     if job.kind == "cuda":
         result.findings = ts.scan_cuda_source(kb, job.rel, text)
@@ -291,9 +301,12 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     if job.kind == "config":
         result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
         if job.config_kind == "sh":
-            result.launches = ts.launched_scripts(text)
+            result.launches = entries.launches(text, "sh")
         _apply_suppressions(result, text)
         return result
+    if job.kind == "launcher":
+        result.launches = entries.launches(text, job.config_kind)
+        result.counted = False
     return result
 
 
@@ -338,7 +351,7 @@ def _kb_digest() -> str:
         if path.suffix in (".yaml", ".json") and path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    for module in ("python_ast.py", "text_scanners.py", "engine.py"):
+    for module in ("python_ast.py", "text_scanners.py", "engine.py", "entries.py"):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()
 
@@ -427,7 +440,8 @@ def resolve_npu_version(version: Optional[str]) -> str:
 # --------------------------------------------------------------------------- the scan
 def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
              jobs: Optional[int] = None, use_cache: bool = True, torch_npu_version: Optional[str] = None,
-             progress: Optional[Callable[[int, int], Any]] = None) -> ScanResult:
+             progress: Optional[Callable[[int, int], Any]] = None, entry: Iterable[str] = (),
+             no_entry: Iterable[str] = ()) -> ScanResult:
     started = time.perf_counter()
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
@@ -501,6 +515,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         _save_cache(cache_path, new_cache)
 
     _aggregate(result, results, kb, scan_root)
+    _decide_entries(result, results, root, entry, no_entry)
     result.findings = [f for f in result.findings if _selected(f.rule, select, ignore)]
     result.findings.sort(key=Finding.sort_key)
     result.duration_s = time.perf_counter() - started
@@ -520,33 +535,16 @@ def _selected(rule: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bo
 
 def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: KnowledgeBase, root: Path) -> None:
     frameworks: dict[str, tuple[str, int]] = {}
-    launched: dict[str, str] = {}
-    modules: list[str] = []
     for rel in sorted(results):
         res = results[rel]
-        result.files_scanned += 1
-        result.lines_scanned += res.lines
+        if res.counted:
+            result.files_scanned += 1
+            result.lines_scanned += res.lines
         result.findings.extend(res.findings)
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():
             frameworks.setdefault(fw, (rel, line))
-        for _, target in res.launches:
-            launched.setdefault(_resolve_launch(rel, target, results), rel)
-        modules.extend(res.console_scripts)
-    console = {p for p in (_module_file(m, results) for m in modules) if p}
-    for rel in sorted(results):
-        res = results[rel]
-        kinds = []
-        if res.main_guard:
-            kinds.append(("main-guard", res.main_guard))
-        if rel in console:
-            kinds.append(("console-script", 1))
-        if rel in launched:
-            kinds.append(("launch-script", 1))
-        if kinds:
-            kind, line = kinds[0]
-            result.entry_points.append(EntryPoint(rel, line, kind, res.has_transfer_import, res.imports_torch_npu))
     rule = kb.rule("FW001")
     labels = {fw.key: fw for fw in kb.frameworks}
     for key, (rel, line) in sorted(frameworks.items()):
@@ -557,20 +555,30 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             confidence="high", symbol=fw.label))
 
 
-def _resolve_launch(script: str, target: str, results: dict[str, FileResult]) -> str:
-    if target.endswith(".py"):
-        base = script.rsplit("/", 1)[0] + "/" if "/" in script else ""
-        for candidate in (os.path.normpath(base + target).replace(os.sep, "/"), target.lstrip("./")):
-            if candidate in results:
-                return candidate
-        return target
-    return _module_file(target, results) or target
+def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Path,
+                    entry: Iterable[str], no_entry: Iterable[str]) -> None:
+    """Entry points from the evidence of every file (see scan/entries.py), with overrides."""
+    views = {rel: entries.FileView(res.entry, res.launches, res.console_scripts) for rel, res in results.items()}
+    forced = [_override_path(root, p) for p in entry]
+    refused = [_override_path(root, p) for p in no_entry]
+    for given, rel in zip((*entry, *no_entry), (*forced, *refused)):
+        if rel not in results or not rel.endswith((".py", ".ipynb")):
+            raise ConfigError(f"{given}: not a Python file or notebook of the scanned tree (--entry/--no-entry)")
+    for d in entries.decide(views, entry=forced, no_entry=refused):
+        res = results.get(d.path)
+        point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
+                           d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected)
+        (result.entry_points if d.selected else result.rejected_entry_points).append(point)
 
 
-def _module_file(module: str, results: dict[str, FileResult]) -> Optional[str]:
-    path = module.replace(".", "/")
-    for prefix in ("", "src/"):
-        for candidate in (f"{prefix}{path}.py", f"{prefix}{path}/__main__.py", f"{prefix}{path}/__init__.py"):
-            if candidate in results:
-                return candidate
-    return None
+def _override_path(root: Path, path: str) -> str:
+    """An --entry/--no-entry FILE as a path relative to the scan root (given relative to it, or to
+    the current folder, or absolute)."""
+    base = root if root.is_dir() else root.parent
+    candidate = Path(path)
+    for full in (candidate, Path.cwd() / candidate):
+        try:
+            return full.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return candidate.as_posix()
