@@ -332,9 +332,10 @@ def _console_scripts(text: str) -> list[str]:
     modules = []
     in_section = False
     for line in text.splitlines():
-        if re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line):
+        header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line)
+        if header:
             in_section = True
-            continue
+            line = line[header.end():]  # setup.py often lists the scripts on the same line
         if in_section and re.match(r"^\s*\[", line) and "scripts" not in line:
             in_section = False
         if in_section:

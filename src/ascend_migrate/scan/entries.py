@@ -241,7 +241,7 @@ def notebook_facts(cells: Iterable[tuple[Optional[ast.Module], str]]) -> EntryFa
             imports.extend(facts.imports)
             torch, transfer, npu = torch or facts.torch, transfer or facts.transfer, npu or facts.torch_npu
         shell = "\n".join(line.lstrip()[1:] for line in source.splitlines() if line.lstrip().startswith("!"))
-        launched.extend(launches(shell, "sh"))
+        launched.extend((0, target, cwd) for _, target, cwd in launches(shell, "sh"))  # cell lines: no file line
         for line in source.splitlines():
             m = re.match(r"\s*%run\s+(?:-\S+\s+)*([\w./-]+\.py)\b", line)
             if m:
