@@ -52,6 +52,10 @@ _BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", ".github", "ci", 
 _LAUNCH_WORD = re.compile(
     r"(?<![\w.-])(?:python[0-9.]*|pythonw|\$[({]?PYTHON[)}]?|torchrun|deepspeed|accelerate\s+launch|uv\s+run|"
     r"colossalai\s+run|lightning\s+run\s+model|mpirun|srun)(?![\w.-])")
+# Top-level folders that hold scripts, tests or examples next to a package, not the package itself.
+_NOT_LIBRARY_DIRS = frozenset({"tests", "test", "testing", "tools", "examples", "example", "scripts", "docs", "doc",
+                               "benchmarks", "benchmark", "bench", "experiments", "demo", "demos", "projects",
+                               "recipes", "configs", "notebooks", "apps", "applications", "tutorials"})
 _PY_NOTEBOOK_LANGS = frozenset({"python", "py", "python3", "pycon", "ipython", "ipython3", "jupyter", "pytb"})
 TRAINING_CALLS = frozenset({"backward", "zero_grad"})
 _SHEBANG = re.compile(r"#!.*\bpython")
@@ -551,6 +555,23 @@ def _resolve_launch(script: str, target: str, cwd: str, tree: _Tree, by_suffix: 
     return ""
 
 
+def _installed_package(rel: str, files: Mapping[str, object]) -> str:
+    """The top-level package `rel` belongs to when the project installs it (setup.py or pyproject.toml
+    at the root, `pkg/__init__.py` at the root or under src/), else ''."""
+    if "setup.py" not in files and "pyproject.toml" not in files:
+        return ""
+    parts = rel.split("/")
+    if parts[0] == "src":
+        parts = parts[1:]
+        prefix = "src/"
+    else:
+        prefix = ""
+    if len(parts) < 2 or parts[0].lower() in _NOT_LIBRARY_DIRS or f"{prefix}{parts[0]}/__init__.py" not in files \
+            or _join(_dirname(rel), "__init__.py") not in files or rel.endswith("__main__.py"):
+        return ""
+    return parts[0]
+
+
 def _names(paths: Iterable[str], limit: int = 3) -> str:
     items = sorted(paths)
     shown = ", ".join(items[:limit])
@@ -634,7 +655,7 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             add(False, "setup.py: a build script, never an entry point")
             continue
         if is_build_script(rel):
-            add(False, f"a build / install script, not an entry point ({because})")
+            add(False, f"a build, install or CI script, not an entry point ({because})")
             continue
         explicit = rel in launched or rel in console
         if not explicit and not (f is not None and f.notebook) and (users or runners):
@@ -644,6 +665,11 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             if runners:
                 who.append(f"run by exec(open(...)) in {_names(runners)}")
             add(False, f"a library: {' and '.join(who)}" + (f" (its own evidence: {because})" if because else ""))
+            continue
+        package = _installed_package(rel, files)
+        if package and not explicit and all(e[0] == "main-guard" or "#!" in e[2] for e in evidence):
+            add(False, f"a module of the installable package `{package}` (users import it; "
+                       f"its main block is a demo): {because}")
             continue
         if rel not in torch:
             add(False, f"never reaches torch (no torch import, directly or through tree modules): {because}")
