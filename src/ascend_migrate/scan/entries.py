@@ -413,6 +413,14 @@ class _Tree:
             while d and d not in self.dirs:
                 self.dirs.add(d)
                 d = _dirname(d)
+        # Every name an absolute import could start with and find in the tree (fast rejection of
+        # the standard library and third-party imports, most imports of a tree).
+        self.names: dict[str, set[str]] = {}  # name -> folders holding a package or module of that name
+        for d in self.dirs:
+            self.names.setdefault(d.rsplit("/", 1)[-1], set()).add(_dirname(d))
+        for p in python:
+            self.names.setdefault(p.rsplit("/", 1)[-1].rsplit(".", 1)[0], set()).add(_dirname(p))
+        self._cache: dict[tuple, frozenset[str]] = {}
 
     def module(self, root: str, dotted: str) -> Optional[list[str]]:
         """Files that `import dotted` loads from search root `root` (the package __init__ files on the
@@ -421,11 +429,11 @@ class _Tree:
         base = root
         parts = dotted.split(".")
         for i, part in enumerate(parts):
-            base = _join(base, part)
+            base = f"{base}/{part}" if base else part
             last = i == len(parts) - 1
             if last and base + ".py" in self.python:
                 return files + [base + ".py"]
-            init = _join(base, "__init__.py")
+            init = base + "/__init__.py"
             if init in self.python:
                 files.append(init)
             elif base not in self.dirs:  # neither a package nor a namespace package
@@ -433,13 +441,23 @@ class _Tree:
         return files
 
     def resolve(self, importer: str, ref: ImportRef) -> set[str]:
+        if not ref.level and ref.module.split(".", 1)[0] not in self.names:
+            return set()
+        key = (_dirname(importer), ref.level, ref.module, ref.names)
+        found = self._cache.get(key)
+        if found is None:
+            found = self._cache[key] = frozenset(self._resolve(importer, ref))
+        return set(found) - {importer}
+
+    def _resolve(self, importer: str, ref: ImportRef) -> set[str]:
         if ref.level:
             base = _dirname(importer)
             for _ in range(ref.level - 1):
                 base = _dirname(base)
             roots = [base]
         else:
-            roots = _search_roots(importer)
+            where = self.names.get(ref.module.split(".", 1)[0], set())
+            roots = [r for r in _search_roots(importer) if r in where]
         for root in roots:
             if ref.module:
                 files = self.module(root, ref.module)
@@ -453,7 +471,7 @@ class _Tree:
                 sub = self.module(package, name)
                 if sub:
                     files.append(sub[-1])
-            return set(files) - {importer}
+            return set(files)
         return set()
 
 
