@@ -203,3 +203,15 @@ def test_launch_lines_of_build_scripts_do_not_count(tmp_path):
     result = scan(tmp_path, use_cache=False)
     assert [e.path for e in result.entry_points] == ["train.py"]
     assert result.rejected_entry_points == []
+
+
+def test_a_file_scanned_alone_is_judged_without_its_tree(tmp_path):
+    """Scanning one file: the local modules it imports are not there, so an import that is not
+    standard library may bring torch in; only an all-stdlib script is rejected."""
+    (tmp_path / "run_local.py").write_text("from mymodel import Net\n\nif __name__ == '__main__':\n    Net()\n")
+    (tmp_path / "tidy.py").write_text("import os\n\nif __name__ == '__main__':\n    print(os.getcwd())\n")
+    alone = scan(tmp_path / "run_local.py", use_cache=False)
+    assert [(e.path, e.selected) for e in alone.entry_points] == [("run_local.py", True)]
+    stdlib_only = scan(tmp_path / "tidy.py", use_cache=False)
+    assert stdlib_only.entry_points == []
+    assert "never reaches torch" in stdlib_only.rejected_entry_points[0].reason

@@ -565,7 +565,7 @@ def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Pa
     for given, rel in zip((*entry, *no_entry), (*forced, *refused)):
         if rel not in results or not rel.endswith((".py", ".ipynb")):
             raise ConfigError(f"{given}: not a Python file or notebook of the scanned tree (--entry/--no-entry)")
-    for d in entries.decide(views, entry=forced, no_entry=refused):
+    for d in entries.decide(views, entry=forced, no_entry=refused, whole_tree=root.is_dir()):
         res = results.get(d.path)
         point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
                            d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected)

@@ -30,6 +30,7 @@ import os
 import posixpath
 import re
 import shlex
+import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
@@ -590,17 +591,28 @@ def _installed_package(rel: str, files: Mapping[str, object]) -> str:
     return parts[0]
 
 
+def _may_reach_torch(facts: EntryFacts) -> bool:
+    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    return any(ref.level or ref.module.split(".", 1)[0] not in stdlib for ref in facts.imports)
+
+
 def _names(paths: Iterable[str], limit: int = 3) -> str:
     items = sorted(paths)
     shown = ", ".join(items[:limit])
     return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
 
 
-def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: Iterable[str] = ()) -> list[Decision]:
-    """Every candidate entry point with its decision and reason (selected first, then by path)."""
+def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: Iterable[str] = (),
+           whole_tree: bool = True) -> list[Decision]:
+    """Every candidate entry point with its decision and reason (selected first, then by path).
+
+    whole_tree=False (one file scanned on its own): the modules it imports are not there to
+    follow, so only a file whose imports are all standard library counts as never reaching torch."""
     g = _graph(files)
     python = g.tree.python
     torch = _reaches_torch(files, g)
+    if not whole_tree:
+        torch |= {rel for rel, v in files.items() if v.facts is not None and _may_reach_torch(v.facts)}
     by_suffix: dict[str, list[str]] = {}
     for p in python:
         by_suffix.setdefault(p.rsplit("/", 1)[-1], []).append(p)
