@@ -44,6 +44,7 @@ TORCH_PACKAGES = frozenset({
 })
 LAUNCHER_MODULES = frozenset({"torch.distributed.launch", "torch.distributed.run", "deepspeed", "accelerate",
                               "accelerate.commands.launch", "torchrun"})
+TOOL_MODULES = frozenset({"pip", "pytest", "venv", "build", "unittest", "twine", "coverage", "http", "json"})
 _BUILD_NAME = re.compile(
     r"^(?:setup|install|installer|bootstrap|configure)(?:[_.-].*)?$|[_.-](?:setup|install|installer)$"
     r"|^build(?:[_.-](?:ext|extensions?|wheels?|docker|image|package|pkg|kernels?|ops|cuda|cpp|all|deps|env|"
@@ -353,9 +354,9 @@ def _launch_target(rest: str) -> str:
             return ""
         if word == "-m" and i + 1 < len(words):
             module = words[i + 1]
-            if module in LAUNCHER_MODULES or module.split(".")[0] in ("pip", "pytest", "venv", "build", "unittest"):
-                if module.split(".")[0] in ("pip", "pytest", "venv", "build", "unittest"):
-                    return ""
+            if module.split(".")[0] in TOOL_MODULES:
+                return ""
+            if module in LAUNCHER_MODULES:  # the script follows the launcher's own options
                 i += 2
                 continue
             return module if re.fullmatch(r"[A-Za-z_][\w.]*", module) else ""
@@ -715,4 +716,4 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
 
 
 def _norm(path: str) -> str:
-    return posixpath.normpath(str(path).replace(os.sep, "/")).lstrip("./") if path not in (".", "") else path
+    return posixpath.normpath(str(path).replace(os.sep, "/"))
