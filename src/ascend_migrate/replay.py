@@ -74,7 +74,8 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     result = migrate(target, write=True, style=options.get("style") or "transfer",
                      min_torch=options.get("min_torch") or "2.6", annotate=bool(options.get("annotate")),
                      safe_only=bool(options.get("safe_only")), inject_init=bool(options.get("inject_init")),
-                     torch_npu_version=options.get("torch_npu_version"))
+                     torch_npu_version=options.get("torch_npu_version"),
+                     entry=options.get("entry") or (), no_entry=options.get("no_entry") or ())
     if result.errors:
         echo("   files the migration could not rewrite: " + ", ".join(f.path for f in result.errors))
     patch_info = record.get("manual_patch") or {}

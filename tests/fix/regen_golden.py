@@ -13,9 +13,10 @@ CONFIG_KINDS = {".sh": "sh", ".json": "json", ".yaml": "yaml", ".yml": "yaml"}
 
 
 def options_for(style: str, name: str) -> Options:
-    """Files named entry.* are treated as entry points and annotated."""
+    """Files named entry.* are treated as entry points and annotated; notebooks that import torch are
+    entry points too (the scanner selects them), so they get the imports but no annotations."""
     entry = name.startswith("entry")
-    return Options(style=style, inject=entry, annotate=entry)
+    return Options(style=style, inject=entry or name.endswith(".ipynb"), annotate=entry)
 
 
 def rewrite(style: str, src: Path) -> bytes:

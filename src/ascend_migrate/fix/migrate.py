@@ -16,11 +16,11 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Optional
+from typing import Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
-from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, classify
+from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, _override_path, classify
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
@@ -104,7 +104,8 @@ def _source_encoding(data: bytes) -> str:
     return "utf-8" if enc == "utf-8-sig" else enc
 
 
-def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False) -> MigrationResult:
+def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False,
+         entry: Iterable[str] = (), no_entry: Iterable[str] = ()) -> MigrationResult:
     """Compute every file's rewrite without touching the disk."""
     root = Path(root)
     if not root.exists():
@@ -114,8 +115,11 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     kb = load_knowledge()
     result = MigrationResult(root=root, style=opts.style, options={
         "style": opts.style, "min_torch": opts.min_torch, "annotate": opts.annotate, "safe_only": opts.safe_only,
-        "inject_init": inject_init, "torch_npu_version": torch_npu_version})
-    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version)
+        "inject_init": inject_init, "torch_npu_version": torch_npu_version,
+        # overrides as paths inside the tree, so a replay on another checkout means the same files
+        "entry": sorted(_override_path(root, e) for e in entry),
+        "no_entry": sorted(_override_path(root, e) for e in no_entry)})
+    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()

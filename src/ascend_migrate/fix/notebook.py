@@ -54,7 +54,7 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
     changes: list[Change] = []
     manual: list[Change] = []
     names: dict[str, Optional[str]] = {}  # module-level bindings of the cells so far
-    needs_inject = opts.style == "transfer"
+    needs_inject = opts.style == "transfer" and opts.inject  # only a notebook chosen as an entry point
     changed = False
     for cell in notebook_code_cells(text):
         number, source, masked = cell.number, cell.source, cell.masked

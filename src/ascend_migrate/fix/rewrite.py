@@ -186,11 +186,19 @@ def _line_start(line: int) -> Position:
 
 def _insert_at_statement(tree: ast.Module, lines: list[str], index: int) -> Position:
     body = tree.body
-    if index < len(body):
-        return _line_start(body[index].lineno)
+    if index < len(body):  # before the decorators of a decorated statement, not between them and it
+        stmt = body[index]
+        return _line_start(min([stmt.lineno, *(d.lineno - 1 if _decorator_has_at_line(d, lines) else d.lineno
+                                             for d in getattr(stmt, "decorator_list", ()))]))
     if body:
         return _line_start(body[-1].end_lineno + 1)  # type: ignore[operator]
     return _line_start(len(lines) + 1)
+
+
+def _decorator_has_at_line(decorator: ast.expr, lines: list[str]) -> bool:
+    """Whether the `@` of `decorator` sits on an earlier line than its expression (`@\\` continuation)."""
+    line = lines[decorator.lineno - 1] if 0 < decorator.lineno <= len(lines) else ""
+    return "@" not in line[:decorator.col_offset]
 
 
 def _after_imports(tree: ast.Module, lines: list[str]) -> Position:

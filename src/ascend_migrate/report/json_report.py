@@ -60,6 +60,7 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
         "rules": {rid: rule_record(kb, rid) for rid in sorted({f["rule"] for f in findings})},
         "findings": findings,
         "entry_points": [asdict(e) for e in result.entry_points],
+        "rejected_entry_points": [asdict(e) for e in result.rejected_entry_points],
         "notes": [asdict(n) for n in result.notes],
     })
 

@@ -89,12 +89,17 @@ def to_markdown(
     out += ["## Entry points", ""]
     if report["entry_points"]:
         out += _table(
-            ["File", "Line", "Kind", "transfer_to_npu imported", "torch_npu imported"],
+            ["File", "Line", "Kind", "transfer_to_npu imported", "torch_npu imported", "Why"],
             [[f"`{_code(e['path'])}`", e["line"], e["kind"], _yes(e["has_transfer_import"]),
-              _yes(e["imports_torch_npu"])] for e in report["entry_points"]],
+              _yes(e["imports_torch_npu"]), _cell(e.get("reason", ""))] for e in report["entry_points"]],
         )
     else:
-        out += ["None found (no `if __name__ == \"__main__\":` guard, console script or launch script).", ""]
+        out += ["None found (no main block, module-level script code, console script, launch line or notebook "
+                "that reaches torch).", ""]
+    if report.get("rejected_entry_points"):
+        out += ["Not entry points (overrule with `--entry FILE`):", ""]
+        out += _table(["File", "Why not"], [[f"`{_code(e['path'])}`", _cell(e.get("reason", ""))]
+                                            for e in report["rejected_entry_points"]])
 
     if report["notes"]:
         out += ["## Files not fully scanned", ""]
@@ -141,6 +146,11 @@ def _code(text: str) -> str:
 
 def _link(label: str, url: str) -> str:
     return f"[{label}]({url})" if url else label
+
+
+def _cell(text: str) -> str:
+    """Plain text for a table cell."""
+    return " ".join(str(text).split()).replace("|", "\\|")
 
 
 def _yes(flag: bool) -> str:

@@ -82,9 +82,17 @@ def summary(
             status = ("imports transfer_to_npu" if e["has_transfer_import"]
                       else "imports torch_npu" if e["imports_torch_npu"] else "no torch_npu import yet")
             out.append(f"  {e['path'] + ':' + str(e['line']):<{width}}  {e['kind']}  ({status})")
+            if e.get("reason"):
+                out.append(f"      {_clip(e['reason'])}")
         out += _more(len(entries) - top, "entry points")
     else:
         out.append("entry points: none found")
+    rejected = report.get("rejected_entry_points") or []
+    if rejected:
+        out.append(st(f"not entry points ({len(rejected)}; overrule with --entry FILE):", bold=True))
+        for e in rejected[:top]:
+            out.append(f"  {e['path']}: {_clip(e.get('reason', ''))}")
+        out += _more(len(rejected) - top, "candidates")
 
     if report["notes"]:
         out.append("")
@@ -109,6 +117,10 @@ def summary(
             out.append(f"  ... {len(findings) - len(shown):,} more; see all with --format json, md or csv "
                        "(e.g. `-o report.md --format md`)")
     return "\n".join(out) + "\n"
+
+
+def _clip(text: str, width: int = 150) -> str:
+    return text if len(text) <= width else text[:width - 3] + "..."
 
 
 def _more(hidden: int, what: str) -> list[str]:

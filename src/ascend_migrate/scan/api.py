@@ -14,9 +14,11 @@ class EntryPoint:
 
     path: str  # relative to the scan root, POSIX
     line: int
-    kind: str  # "main-guard" | "console-script" | "launch-script"
+    kind: str  # "main-guard" | "console-script" | "launch-script" | "module-code" | "notebook" | "override"
     has_transfer_import: bool  # already imports torch_npu.contrib.transfer_to_npu
     imports_torch_npu: bool
+    reason: str = ""  # the evidence behind the decision, for the user to check or overrule
+    selected: bool = True  # False: a candidate that was rejected (a library, no torch, a build script, ...)
 
 
 @dataclass(frozen=True)
@@ -31,7 +33,8 @@ class FileNote:
 class ScanResult:
     root: str
     findings: list[Finding] = field(default_factory=list)
-    entry_points: list[EntryPoint] = field(default_factory=list)
+    entry_points: list[EntryPoint] = field(default_factory=list)  # selected: the migrator injects here
+    rejected_entry_points: list[EntryPoint] = field(default_factory=list)  # candidates not selected, with why
     notes: list[FileNote] = field(default_factory=list)
     files_scanned: int = 0
     lines_scanned: int = 0
@@ -54,6 +57,8 @@ def scan(
     use_cache: bool = True,
     torch_npu_version: Optional[str] = None,
     progress: Optional[Callable[[int, int], Any]] = None,
+    entry: Iterable[str] = (),
+    no_entry: Iterable[str] = (),
 ) -> ScanResult:
     """Scan a file or a directory tree statically (nothing in it is imported or run)."""
     from ascend_migrate.scan.engine import run_scan
@@ -66,4 +71,6 @@ def scan(
         use_cache=use_cache,
         torch_npu_version=torch_npu_version,
         progress=progress,
+        entry=entry,
+        no_entry=no_entry,
     )

@@ -25,10 +25,14 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the per-file result cache.")
 @click.option("--torch-npu", "torch_npu", metavar="VERSION",
               help="Judge transfer_to_npu coverage for this torch_npu release (default: newest known).")
+@click.option("--entry", "entry", multiple=True, metavar="FILE",
+              help="Treat FILE as an entry point whatever the evidence says (repeatable).")
+@click.option("--no-entry", "no_entry", multiple=True, metavar="FILE",
+              help="Never treat FILE as an entry point (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
 def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select: tuple[str, ...],
                  ignore: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
-                 color: bool | None) -> None:
+                 entry: tuple[str, ...], no_entry: tuple[str, ...], color: bool | None) -> None:
     """Scan PATH (a project directory or one file) for CUDA-only code.
 
     Reports every CUDA API use (aliases resolved), device strings, nccl, DataParallel, AMP,
@@ -56,7 +60,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         progress = Progress() if fmt == "text" or output else None
         result = scan(path, select=select or None, ignore=ignore or None, jobs=jobs,
                       use_cache=not no_cache, torch_npu_version=torch_npu,
-                      progress=progress.update if progress else None)
+                      progress=progress.update if progress else None, entry=entry, no_entry=no_entry)
         if progress:
             progress.close()
     except (ConfigError, KnowledgeError) as exc:

@@ -23,7 +23,7 @@ from typing import Any, Callable, Iterable, Optional
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
-from ascend_migrate.scan import config_kinds, prefilter
+from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.finding import Finding
@@ -47,18 +47,20 @@ class FileResult:
     has_transfer_import: bool = False
     imports_torch_npu: bool = False
     frameworks: dict[str, int] = field(default_factory=dict)
-    launches: list[tuple[int, str]] = field(default_factory=list)
+    launches: list[tuple[int, str, str]] = field(default_factory=list)  # (line, target, cwd)
     console_scripts: list[str] = field(default_factory=list)
     note: str = ""
     lines: int = 0
     data_file: bool = False  # JSON/YAML of no known config kind: a config only if a script names it
     config_refs: list[str] = field(default_factory=list)  # JSON/YAML files a shell script names
+    entry: Optional[entries.EntryFacts] = None  # evidence for the entry-point decision
+    counted: bool = True  # False for files read only for their launch lines (Markdown, Makefiles)
 
 
 @dataclass(frozen=True)
 class Job:
     rel: str
-    kind: str  # python | notebook | cuda | dependency | requirements | config
+    kind: str  # python | notebook | cuda | dependency | requirements | config | launcher
     config_kind: str = ""
 
 
@@ -119,6 +121,8 @@ def classify(rel: str) -> Optional[Job]:
         return Job(rel, "cuda")
     if suffix in CONFIG_SUFFIXES:
         return Job(rel, "config", CONFIG_SUFFIXES[suffix])
+    if suffix == ".md" or lower in ("makefile", "gnumakefile") or suffix == ".mk":
+        return Job(rel, "launcher", "md" if suffix == ".md" else "sh")  # read for launch lines only
     return None
 
 
@@ -207,6 +211,7 @@ def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) ->
     tree = _parse(job, text, kb, result)
     if tree is not None:
         result.frameworks = prefilter.framework_imports(tree, kb)
+        result.entry = entries.module_facts(tree, text)
     return result
 
 
@@ -227,6 +232,7 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     result.has_transfer_import = facts.has_transfer_import
     result.imports_torch_npu = facts.imports_torch_npu
     result.frameworks = dict(facts.frameworks)
+    result.entry = entries.module_facts(tree, text)
     name = job.rel.rsplit("/", 1)[-1]
     if name == "__main__.py" and not result.main_guard:
         result.main_guard = 1
@@ -250,11 +256,14 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
             result.note = f"not a readable notebook: {exc}"
             return result
         names: dict[str, Optional[str]] = {}  # cells share one namespace
+        parsed: list[tuple[Optional[ast.Module], str]] = []
         for cell in cells:
             number, source = cell.number, cell.masked
             try:
                 tree = ast.parse(source, filename=job.rel)
+                parsed.append((tree, cell.source))
             except SyntaxError as exc:
+                parsed.append((None, cell.source))
                 for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
                     result.findings.append(f)
                 continue
@@ -264,6 +273,7 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
                 names = analyzer.exported_names()
             for fw, line in analyzer.facts.frameworks.items():
                 result.frameworks.setdefault(fw, line)
+        result.entry = entries.notebook_facts(parsed)
         return result
     if job.kind == "cuda":
         result.findings = ts.scan_cuda_source(kb, job.rel, text)
@@ -278,17 +288,20 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     if job.kind == "config":
         result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
         if job.config_kind == "sh":
-            launches = ts.launched_scripts(text)
+            launches = entries.launches(text, "sh")
             result.config_refs = config_kinds.config_references(text)
-            if config_kinds.is_build_script(job.rel, text, launches):
+            if config_kinds.is_build_script(job.rel, text, [(n, t) for n, t, _ in launches]):
                 # describes the build host: reported for review, never rewritten, launches nothing
                 result.findings = [replace(f, fixes=(), severity="info") for f in result.findings]
             else:
-                result.launches = [(n, t) for n, t in launches if not config_kinds.is_build_target(t)]
+                result.launches = [launch for launch in launches if not config_kinds.is_build_target(launch[1])]
         else:
             result.data_file = result.findings != [] and not config_kinds.known_config_kind(text, job.config_kind)
         _apply_suppressions(result, text)
         return result
+    if job.kind == "launcher":
+        result.launches = entries.launches(text, job.config_kind)
+        result.counted = False
     return result
 
 
@@ -314,9 +327,10 @@ def _console_scripts(text: str) -> list[str]:
     modules = []
     in_section = False
     for line in text.splitlines():
-        if re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line):
+        header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line)
+        if header:
             in_section = True
-            continue
+            line = line[header.end():]  # setup.py often lists the scripts on the same line
         if in_section and re.match(r"^\s*\[", line) and "scripts" not in line:
             in_section = False
         if in_section:
@@ -333,7 +347,8 @@ def _kb_digest() -> str:
         if path.suffix in (".yaml", ".json") and path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
-    for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py"):
+    for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py",
+                   "entries.py"):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()
 
@@ -422,7 +437,8 @@ def resolve_npu_version(version: Optional[str]) -> str:
 # --------------------------------------------------------------------------- the scan
 def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
              jobs: Optional[int] = None, use_cache: bool = True, torch_npu_version: Optional[str] = None,
-             progress: Optional[Callable[[int, int], Any]] = None) -> ScanResult:
+             progress: Optional[Callable[[int, int], Any]] = None, entry: Iterable[str] = (),
+             no_entry: Iterable[str] = ()) -> ScanResult:
     started = time.perf_counter()
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
@@ -500,6 +516,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         _save_cache(cache_path, new_cache)
 
     _aggregate(result, results, kb, scan_root)
+    _decide_entries(result, results, root, entry, no_entry)
     result.findings = [f for f in result.findings if _selected(f.rule, select, ignore)]
     result.findings.sort(key=Finding.sort_key)
     result.duration_s = time.perf_counter() - started
@@ -519,35 +536,18 @@ def _selected(rule: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bo
 
 def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: KnowledgeBase, root: Path) -> None:
     frameworks: dict[str, tuple[str, int]] = {}
-    launched: dict[str, str] = {}
-    modules: list[str] = []
     refs = [ref for res in results.values() for ref in res.config_refs]
     for rel in sorted(results):
         res = results[rel]
-        result.files_scanned += 1
-        result.lines_scanned += res.lines
+        if res.counted:
+            result.files_scanned += 1
+            result.lines_scanned += res.lines
         if not res.data_file or any(config_kinds.reference_matches(ref, rel) for ref in refs):
             result.findings.extend(res.findings)  # data files no launch script names are left alone
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():
             frameworks.setdefault(fw, (rel, line))
-        for _, target in res.launches:
-            launched.setdefault(_resolve_launch(rel, target, results), rel)
-        modules.extend(res.console_scripts)
-    console = {p for p in (_module_file(m, results) for m in modules) if p}
-    for rel in sorted(results):
-        res = results[rel]
-        kinds = []
-        if res.main_guard:
-            kinds.append(("main-guard", res.main_guard))
-        if rel in console:
-            kinds.append(("console-script", 1))
-        if rel in launched:
-            kinds.append(("launch-script", 1))
-        if kinds:
-            kind, line = kinds[0]
-            result.entry_points.append(EntryPoint(rel, line, kind, res.has_transfer_import, res.imports_torch_npu))
     rule = kb.rule("FW001")
     labels = {fw.key: fw for fw in kb.frameworks}
     for key, (rel, line) in sorted(frameworks.items()):
@@ -558,20 +558,30 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             confidence="high", symbol=fw.label))
 
 
-def _resolve_launch(script: str, target: str, results: dict[str, FileResult]) -> str:
-    if target.endswith(".py"):
-        base = script.rsplit("/", 1)[0] + "/" if "/" in script else ""
-        for candidate in (os.path.normpath(base + target).replace(os.sep, "/"), target.lstrip("./")):
-            if candidate in results:
-                return candidate
-        return target
-    return _module_file(target, results) or target
+def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Path,
+                    entry: Iterable[str], no_entry: Iterable[str]) -> None:
+    """Entry points from the evidence of every file (see scan/entries.py), with overrides."""
+    views = {rel: entries.FileView(res.entry, res.launches, res.console_scripts) for rel, res in results.items()}
+    forced = [_override_path(root, p) for p in entry]
+    refused = [_override_path(root, p) for p in no_entry]
+    for given, rel in zip((*entry, *no_entry), (*forced, *refused)):
+        if rel not in results or not rel.endswith((".py", ".ipynb")):
+            raise ConfigError(f"{given}: not a Python file or notebook of the scanned tree (--entry/--no-entry)")
+    for d in entries.decide(views, entry=forced, no_entry=refused, whole_tree=root.is_dir()):
+        res = results.get(d.path)
+        point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
+                           d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected)
+        (result.entry_points if d.selected else result.rejected_entry_points).append(point)
 
 
-def _module_file(module: str, results: dict[str, FileResult]) -> Optional[str]:
-    path = module.replace(".", "/")
-    for prefix in ("", "src/"):
-        for candidate in (f"{prefix}{path}.py", f"{prefix}{path}/__main__.py", f"{prefix}{path}/__init__.py"):
-            if candidate in results:
-                return candidate
-    return None
+def _override_path(root: Path, path: str) -> str:
+    """An --entry/--no-entry FILE as a path relative to the scan root (given relative to it, or to
+    the current folder, or absolute)."""
+    base = root if root.is_dir() else root.parent
+    candidate = Path(path)
+    for full in (candidate, Path.cwd() / candidate):
+        try:
+            return full.resolve().relative_to(base.resolve()).as_posix()
+        except ValueError:
+            continue
+    return candidate.as_posix()

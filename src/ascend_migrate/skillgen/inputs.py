@@ -287,6 +287,8 @@ def scan_from_dict(data: Any, source: str) -> ScanSummary:
         if isinstance(item, str):
             entry_points.append((item, 0, ""))
         elif isinstance(item, dict):
+            if item.get("selected") is False:  # a rejected candidate: not where the port starts
+                continue
             entry_points.append(
                 (_first_str(item, "path", "file") or "?", _int(item.get("line")), _first_str(item, "kind"))
             )

@@ -12,6 +12,7 @@ The gate refuses, each time saying what to do:
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass, field
@@ -90,6 +91,9 @@ def migrate_command(options: dict[str, Any], target: str = ".") -> str:
     for key, flag in MIGRATE_SWITCHES:
         if options.get(key):
             parts.append(flag)
+    for key, flag in (("entry", "--entry"), ("no_entry", "--no-entry")):
+        for path in options.get(key) or ():
+            parts += [flag, shlex.quote(str(path))]
     return " ".join(parts)
 
 
@@ -120,7 +124,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
             migrate(base, write=True, style=options.get("style") or "transfer",
                     min_torch=options.get("min_torch") or "2.6", annotate=bool(options.get("annotate")),
                     safe_only=bool(options.get("safe_only")), inject_init=bool(options.get("inject_init")),
-                    torch_npu_version=options.get("torch_npu_version"))
+                    torch_npu_version=options.get("torch_npu_version"),
+                     entry=options.get("entry") or (), no_entry=options.get("no_entry") or ())
         except Exception as exc:  # noqa: BLE001 - reported with what to do
             raise SkillGenError(f"cannot re-run the migration on a copy of {original}: {type(exc).__name__}: {exc}")
         base_files = dict(provenance.iter_tree(base, excluded))

@@ -1,0 +1,1 @@
+from imgtool.cli import train

@@ -1,0 +1,1 @@
+from vecpack.core import normalise

@@ -1,0 +1,5 @@
+import torch
+
+
+def normalise(x):
+    return x / x.norm()

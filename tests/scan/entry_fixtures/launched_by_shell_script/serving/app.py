@@ -1,0 +1,8 @@
+import torch
+
+MODEL = torch.nn.Linear(2, 2).eval()
+
+
+def predict(values):
+    with torch.no_grad():
+        return MODEL(torch.tensor(values)).tolist()

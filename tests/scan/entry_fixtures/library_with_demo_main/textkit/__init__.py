@@ -1,0 +1,2 @@
+from textkit.vocab import Vocab
+from textkit.embed import Embedder

@@ -1,0 +1,3 @@
+import torch
+
+torch.save(torch.arange(10), "data.pt")

@@ -1,0 +1,4 @@
+from models.net import Net
+
+if __name__ == "__main__":
+    Net().cuda()

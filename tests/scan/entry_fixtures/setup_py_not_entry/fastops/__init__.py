@@ -1,0 +1,1 @@
+from fastops.kernels import scaled_add
