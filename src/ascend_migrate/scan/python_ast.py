@@ -692,7 +692,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
             fixes = [
                 self._fix("transfer", rule, [self._replace(arg, f"{quote}npu{quote}")], "use the npu device type"),
-                self._fix("agnostic", rule, [self._replace(arg, CUDA_OR_ACCEL if arg.value == "cuda" else DEVICE_TYPE)],
+                self._fix("agnostic", rule, [self._replace(arg, self._cuda_or_accel() if arg.value == "cuda" else DEVICE_TYPE)],
                           "use the accelerator type (still cuda without one)", requires=("device_type",)),
             ]
             self.report(rule, node, qual, fixes=fixes)
@@ -712,7 +712,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             if positional and (len(call.args) > len(AUTOCAST_CUDA_PARAMS)
                                or any(isinstance(a, ast.Starred) for a in call.args)):
                 return fixes
-            for style, device in (("transfer", '"npu"'), ("agnostic", CUDA_OR_ACCEL)):
+            for style, device in (("transfer", '"npu"'), ("agnostic", self._cuda_or_accel())):
                 edits = [self._replace(node, self._torch_prefixed(f"torch.{target}"))]
                 first = _first_arg_start(call, self)
                 if first is None:
@@ -748,7 +748,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             elif entry.idle:
                 edits = None
             else:
-                module = f"{self._torch_prefixed('torch.get_device_module')}({CUDA_OR_ACCEL})"
+                module = f"{self._torch_prefixed('torch.get_device_module')}({self._cuda_or_accel()})"
                 edits = [self._replace(node, f"{module}.{entry.name}")]
             if edits:
                 fixes.append(self._fix("agnostic", rule, edits,
@@ -766,6 +766,17 @@ class PythonAnalyzer(ast.NodeVisitor):
         if not bare:
             edits.insert(0, Edit(start, start, "("))
         return edits
+
+    def _cuda_or_accel(self) -> str:
+        """`_accel_type or "cuda"`, quoted so that it also fits inside an f-string being visited
+        (before Python 3.12 a replacement field cannot reuse the f-string's quote)."""
+        for node in reversed(self._stack):
+            if isinstance(node, ast.JoinedStr):
+                text = self.seg(node).lstrip("rRbBfFuU")
+                if text[:1] == '"':
+                    return CUDA_OR_ACCEL.replace('"', "'")
+                break
+        return CUDA_OR_ACCEL
 
     def _torch_prefixed(self, qual: str) -> str:
         name = self.torch_name() or "torch"
@@ -839,7 +850,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             self.report(rule, node, ".is_cuda", start=start, severity="info",
                         suffix=" (left as is: this module tests is_npu itself)")
             return
-        fix = self._fix("agnostic", rule, [self._replace(node, f'({self.seg(node.value)}.device.type == ({CUDA_OR_ACCEL}))')],
+        fix = self._fix("agnostic", rule, [self._replace(node, f'({self.seg(node.value)}.device.type == ({self._cuda_or_accel()}))')],
                         "ask whether the tensor is on the accelerator", requires=("device_type",))
         self.report(rule, node, ".is_cuda", fixes=[fix], start=start)
 
@@ -897,13 +908,13 @@ class PythonAnalyzer(ast.NodeVisitor):
             cuda = right if other is left else left
             fixes = [
                 self._fix("transfer", rule, [self._replace(node, transfer)], "accept npu devices as well"),
-                self._fix("agnostic", rule, [self._replace(cuda, f"({CUDA_OR_ACCEL})")],
+                self._fix("agnostic", rule, [self._replace(cuda, f"({self._cuda_or_accel()})")],
                           "compare with the accelerator type (still cuda without one)", requires=("device_type",)),
             ]
             self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
             return True
         if isinstance(op, (ast.In, ast.NotIn)) and _is_str(left, "cuda"):
-            fix = self._fix("agnostic", rule, [self._replace(left, f"({CUDA_OR_ACCEL})")],
+            fix = self._fix("agnostic", rule, [self._replace(left, f"({self._cuda_or_accel()})")],
                             "look for the accelerator type (still cuda without one)", requires=("device_type",))
             self.report(rule, node, self.seg(node).replace("\n", " "), fixes=[fix])
             return True
@@ -921,7 +932,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             self.report(rule, node, self.seg(node).replace("\n", " "))
             self._npu_depth -= 1
         else:
-            fix = self._fix("agnostic", rule, [self._replace(e, CUDA_OR_ACCEL) for e in cuda],
+            fix = self._fix("agnostic", rule, [self._replace(e, self._cuda_or_accel()) for e in cuda],
                             "accept the accelerator type (still cuda without one)", requires=("device_type",))
             self.report(rule, node, self.seg(node).replace("\n", " "), fixes=[fix])
         self.visit(node.left)
@@ -939,7 +950,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         arg = node.args[0]
         quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
         transfer = [self._replace(arg, f"({quote}cuda{quote}, {quote}npu{quote})")]
-        agnostic = [self._replace(arg, CUDA_OR_ACCEL)]
+        agnostic = [self._replace(arg, self._cuda_or_accel())]
         fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
                  self._fix("agnostic", rule, agnostic, "test for the accelerator type (still cuda without one)",
                            requires=("device_type",))]
@@ -1006,8 +1017,13 @@ class PythonAnalyzer(ast.NodeVisitor):
         quote = raw[-1] if raw[-1:] in "\"'" else '"'
         simple = raw[:1] in "\"'" and raw.count(quote) == 2
         fixes = []
+        if isinstance(parent, ast.MatchValue):
+            # `case "cuda":` cannot name a run-time value: the match needs an if/elif by hand.
+            self.report(rule, node, value, confidence=self._device_confidence(node),
+                        suffix=" (a match pattern: test `_accel_type or \"cuda\"` in an if/elif instead)")
+            return
         if simple and ":" not in value and self._names_accelerator(node, parent):
-            fixes.append(self._fix("agnostic", rule, [self._replace(node, CUDA_OR_ACCEL)],
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, self._cuda_or_accel())],
                                    "use the accelerator type (still cuda without one)", requires=("device_type",)))
         elif simple:
             if ":" in value:
