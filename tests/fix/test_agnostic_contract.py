@@ -97,3 +97,34 @@ def test_a_rewrite_that_does_not_compile_is_refused():
     kb = load_knowledge()
     reason = verify(kb, "a.py", "def f():\n    nonlocal x\n", Options(style="agnostic"), old_text="x = 1\n")
     assert reason.startswith("rewritten code does not compile")
+
+
+def test_verification_reuses_the_first_pass_coverage(monkeypatch, tmp_path):
+    """The second (idempotency) pass sees the same torch_npu coverage data as the first."""
+    from ascend_migrate.fix import migrate as mig
+    from ascend_migrate.fix import rewrite as rw
+
+    kb = load_knowledge()
+    coverage = object()  # unreadable as coverage: rules fall back to their defaults
+    seen = []
+    real = rw.rewrite_python
+    monkeypatch.setattr(rw, "rewrite_python", lambda *a, **k: seen.append(a[4]) or real(*a, **k))
+    assert rw.verify(kb, "a.py", "import torch\n", Options(style="agnostic"), coverage=coverage) == ""
+    assert seen == [coverage]
+
+    handed = []
+    real_verify = mig.verify
+    monkeypatch.setattr(mig, "verify", lambda *a, **k: handed.append(a[6]) or real_verify(*a, **k))
+    monkeypatch.setattr("ascend_migrate.knowledge.coverage.load_coverage", lambda version: coverage)
+    (tmp_path / "run.py").write_text("import torch\nx = torch.ones(2).cuda()\n")
+    from ascend_migrate.scan import api
+
+    real_scan = api.scan
+    monkeypatch.setattr(mig, "scan", lambda *a, **k: _with_version(real_scan(*a, **k)))
+    mig.plan(tmp_path, Options(style="agnostic"))
+    assert handed == [coverage]
+
+
+def _with_version(result):
+    result.torch_npu_version = "2.13.0"
+    return result
