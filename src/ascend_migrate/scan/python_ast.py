@@ -932,9 +932,11 @@ class PythonAnalyzer(ast.NodeVisitor):
             self.report(rule, node, self.seg(node).replace("\n", " "))
             self._npu_depth -= 1
         else:
-            fix = self._fix("agnostic", rule, [self._replace(e, self._cuda_or_accel()) for e in cuda],
-                            "accept the accelerator type (still cuda without one)", requires=("device_type",))
-            self.report(rule, node, self.seg(node).replace("\n", " "), fixes=[fix])
+            fixes = [self._fix("transfer", rule, [self._replace(e, f"{self.seg(e)}, {self.seg(e).replace('cuda', 'npu')}")
+                                                  for e in cuda], "accept npu devices as well"),
+                     self._fix("agnostic", rule, [self._replace(e, self._cuda_or_accel()) for e in cuda],
+                               "accept the accelerator type (still cuda without one)", requires=("device_type",))]
+            self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
         self.visit(node.left)
         for e in options.elts:
             if id(e) not in self._handled:

@@ -1,4 +1,4 @@
-"""Device-type tests that switch CUDA-only paths on: they must stay off on a CPU-only host."""
+"""Device-type tests that switch CUDA-only paths on (and, without an accelerator, off)."""
 import torch
 
 
