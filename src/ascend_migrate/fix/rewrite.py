@@ -317,13 +317,24 @@ def unbound_uses(text: str, names: Iterable[str]) -> dict[str, int]:
                     and node.id not in bound and node.id not in problems:
                 problems[node.id] = node.lineno
         bound.update(n for n in wanted if any(_binds(node, n) for node in nodes))
+    missing = wanted - bound
+    if not missing:
+        return problems
     for node in ast.walk(tree):
         if isinstance(node, _DEFERRED):
-            local = {n for n in wanted for sub in ast.walk(node) if _binds(sub, n)}
+            loads: dict[str, int] = {}
+            local: set[str] = set()
             for sub in ast.walk(node):
-                if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Load) and sub.id in wanted \
-                        and sub.id not in bound and sub.id not in local and sub.id not in problems:
-                    problems[sub.id] = sub.lineno
+                if isinstance(sub, ast.Name) and sub.id in missing:
+                    if isinstance(sub.ctx, ast.Load):
+                        loads.setdefault(sub.id, sub.lineno)
+                    else:
+                        local.add(sub.id)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    local.update(n for n in missing if _binds(sub, n))
+            for name, line in loads.items():
+                if name not in local and name not in problems:
+                    problems[name] = line
     return problems
 
 
@@ -335,15 +346,18 @@ def _statement_index(tree: ast.Module, pos: Position) -> int:
     return len(tree.body)
 
 
-def _deferred_at(tree: ast.Module, pos: Position) -> bool:
-    """Is `pos` inside a function body (code that does not run at import time)?"""
+def _function_bodies(tree: ast.Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) of every function body: code that does not run at import time."""
+    spans = []
     for node in ast.walk(tree):
         if isinstance(node, _DEFERRED):
             body = node.body if isinstance(node.body, list) else [node.body]
-            first, last = body[0], body[-1]
-            if (first.lineno, first.col_offset) <= (pos.line, pos.col) <= (last.end_lineno, last.end_col_offset):
-                return True
-    return False
+            spans.append(((body[0].lineno, body[0].col_offset), (body[-1].end_lineno, body[-1].end_col_offset)))
+    return spans
+
+
+def _deferred_at(spans: list[tuple[tuple[int, int], tuple[int, int]]], pos: Position) -> bool:
+    return any(start <= (pos.line, pos.col) <= end for start, end in spans)
 
 
 def _helper_place(tree: ast.Module, lines: list[str], torch_name: Optional[str],
@@ -355,8 +369,9 @@ def _helper_place(tree: ast.Module, lines: list[str], torch_name: Optional[str],
     bound only later than that use (or only inside functions), `import torch` comes with it.
     """
     body = tree.body
-    uses = [_statement_index(tree, e.start) for e in edits
-            if any(n in e.text for n in HELPER_NAMES) and not _deferred_at(tree, e.start)]
+    using = [e for e in edits if any(n in e.text for n in HELPER_NAMES)]
+    spans = _function_bodies(tree) if using else []
+    uses = [_statement_index(tree, e.start) for e in using if not _deferred_at(spans, e.start)]
     first_use = min(uses, default=len(body))
     bind = None
     if torch_name is not None:
