@@ -53,3 +53,13 @@ def test_goldens_cover_every_fixable_rule():
         # Rules whose fix needs a context the goldens of the other style cover.
         missing = fixable - fired
         assert not missing, f"{style}: no golden exercises {sorted(missing)}"
+
+
+@pytest.mark.parametrize("style,src,dst", [c for c in CASES if c[1].suffix == ".py"],
+                         ids=lambda v: v.name if isinstance(v, Path) else v)
+def test_golden_output_compiles_and_binds_the_names_it_introduces(style, src, dst):
+    from ascend_migrate.fix.rewrite import HELPER_NAMES, unbound_uses
+
+    out = dst.read_text(encoding="utf-8")
+    compile(out, dst.name, "exec")
+    assert unbound_uses(out, ("torch", *HELPER_NAMES)) == {}

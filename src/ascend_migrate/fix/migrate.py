@@ -168,7 +168,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
                 if job.kind == "notebook":
                     problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
                 else:
-                    problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind)
+                    problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind, coverage, text)
                 if problem:
                     outcome.error = problem
                     outcome.changes = []

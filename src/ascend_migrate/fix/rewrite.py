@@ -14,6 +14,7 @@ from typing import Iterable, Optional
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
+from ascend_migrate.scan.python_ast import NPU_HANDLED
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
@@ -214,30 +215,39 @@ def _after_imports(tree: ast.Module, lines: list[str]) -> Position:
     return _line_start(last.end_lineno + 1)  # type: ignore[operator]
 
 
+HELPER_NAMES = ("_accel_type", "_device_type")  # the names the agnostic helper binds
+
+
 def device_type_helper(torch_name: str, min_torch: str, nl: str) -> str:
-    """The module-level definition of `_device_type` for the agnostic style."""
+    """The module-level definitions of `_accel_type` and `_device_type` for the agnostic style.
+
+    `_accel_type` is the host's accelerator type, or None on a host without one: code that the
+    original ran only on CUDA tests against `_accel_type or "cuda"`, so on a CPU-only host it
+    stays off (or fails) exactly as the original did. `_device_type` is where tensors go: the
+    accelerator, or the CPU without one.
+    """
     t = torch_name
     v = version_tuple(min_torch)
-    if v >= (2, 7):
-        body = f'_device_type = ({t}.accelerator.current_accelerator(check_available=True) or {t}.device("cpu")).type'
-        lines = ["# Device type chosen at run time: cuda, npu, xpu, ... or cpu.", body]
-    elif v >= (2, 6):
-        body = (f'_device_type = {t}.accelerator.current_accelerator().type '
-                f'if {t}.accelerator.is_available() else "cpu"')
-        lines = ["# Device type chosen at run time: cuda, npu, xpu, ... or cpu.", body]
+    comment = "# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type."
+    if v >= (2, 6):
+        body = (f"_accel_type = {t}.accelerator.current_accelerator().type "
+                f"if {t}.accelerator.is_available() else None")
+        lines = [comment, body]
     else:
         lines = [
             "def _accelerator_type():",
-            '    """The first available accelerator type, or "cpu"."""',
+            '    """The first available accelerator type, or None."""',
             '    for name in ("cuda", "npu", "xpu", "mps"):',
             f"        module = getattr({t}, name, None)",
             "        if module is not None and module.is_available():",
             "            return name",
-            '    return "cpu"',
+            "    return None",
             "",
             "",
-            "_device_type = _accelerator_type()",
+            comment,
+            "_accel_type = _accelerator_type()",
         ]
+    lines.append('_device_type = _accel_type or "cpu"')
     return nl + nl.join(lines) + nl
 
 
@@ -251,9 +261,10 @@ def _module_binds(tree: ast.Module, name: str) -> bool:
 
 
 def _torch_binding(tree: ast.Module) -> Optional[str]:
-    """The module-level name bound to the torch package, preferring `torch` itself."""
+    """The module-level name bound to the torch package, preferring `torch` itself (imports
+    nested in module-level try/if blocks count; imports inside functions do not)."""
     found = None
-    for node in tree.body:
+    for node in _import_time_nodes(tree.body):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname is None and (alias.name == "torch" or alias.name.startswith("torch.")):
@@ -261,6 +272,129 @@ def _torch_binding(tree: ast.Module) -> Optional[str]:
                 if alias.name == "torch" and alias.asname and found is None:
                     found = alias.asname
     return found
+
+
+# --------------------------------------------------------------------------- name binding
+_DEFERRED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
+def _import_time_nodes(nodes: Iterable[ast.AST]) -> Iterable[ast.AST]:
+    """Every node under `nodes` that runs when the module is imported: function bodies are
+    skipped (their decorators, defaults and annotations run at import time and are kept)."""
+    stack = list(nodes)[::-1]
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, _DEFERRED):
+            args = node.args
+            children: list[ast.AST] = [*args.defaults, *[d for d in args.kw_defaults if d is not None]]
+            if not isinstance(node, ast.Lambda):
+                children = [*node.decorator_list, *children]
+                if node.returns is not None:
+                    children.append(node.returns)
+        else:
+            children = list(ast.iter_child_nodes(node))
+        stack.extend(reversed(children))
+
+
+def _binds(node: ast.AST, name: str) -> bool:
+    if isinstance(node, ast.Name):
+        return node.id == name and isinstance(node.ctx, ast.Store)
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        return any((a.asname or a.name.split(".")[0]) == name for a in node.names)
+    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return node.name == name
+    return False
+
+
+def unbound_uses(text: str, names: Iterable[str]) -> dict[str, int]:
+    """Names of `names` that the module reads before binding them: name -> first such line.
+
+    Module-level code runs top to bottom, so a read at import time must come after a binding
+    in an earlier statement; code inside functions runs later and needs a module-level binding
+    anywhere (or its own). Star imports and `global` rebinding are taken as binding nothing.
+    """
+    tree = ast.parse(text)
+    wanted = set(names)
+    problems: dict[str, int] = {}
+    bound: set[str] = set()
+    for stmt in tree.body:
+        nodes = list(_import_time_nodes([stmt]))
+        for node in nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id in wanted \
+                    and node.id not in bound and node.id not in problems:
+                problems[node.id] = node.lineno
+        bound.update(n for n in wanted if any(_binds(node, n) for node in nodes))
+    missing = wanted - bound
+    if not missing:
+        return problems
+    for node in ast.walk(tree):
+        if isinstance(node, _DEFERRED):
+            loads: dict[str, int] = {}
+            local: set[str] = set()
+            for sub in ast.walk(node):
+                if isinstance(sub, ast.Name) and sub.id in missing:
+                    if isinstance(sub.ctx, ast.Load):
+                        loads.setdefault(sub.id, sub.lineno)
+                    else:
+                        local.add(sub.id)
+                elif isinstance(sub, (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    local.update(n for n in missing if _binds(sub, n))
+            for name, line in loads.items():
+                if name not in local and name not in problems:
+                    problems[name] = line
+    return problems
+
+
+def _statement_index(tree: ast.Module, pos: Position) -> int:
+    """Index of the first module-level statement that does not end before `pos`."""
+    for i, stmt in enumerate(tree.body):
+        if (pos.line, pos.col) < (stmt.end_lineno, stmt.end_col_offset):  # type: ignore[operator]
+            return i
+    return len(tree.body)
+
+
+def _function_bodies(tree: ast.Module) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """(start, end) of every function body: code that does not run at import time."""
+    spans = []
+    for node in ast.walk(tree):
+        if isinstance(node, _DEFERRED):
+            body = node.body if isinstance(node.body, list) else [node.body]
+            spans.append(((body[0].lineno, body[0].col_offset), (body[-1].end_lineno, body[-1].end_col_offset)))
+    return spans
+
+
+def _deferred_at(spans: list[tuple[tuple[int, int], tuple[int, int]]], pos: Position) -> bool:
+    return any(start <= (pos.line, pos.col) <= end for start, end in spans)
+
+
+def _helper_place(tree: ast.Module, lines: list[str], torch_name: Optional[str],
+                  edits: list[Edit]) -> tuple[Position, bool]:
+    """Where the agnostic helper goes, and whether `import torch` must come with it.
+
+    After the module-level statement that binds torch (and the imports right after it), and
+    before the first statement that uses the helper's names at import time. Where torch is
+    bound only later than that use (or only inside functions), `import torch` comes with it.
+    """
+    body = tree.body
+    using = [e for e in edits if any(n in e.text for n in HELPER_NAMES)]
+    spans = _function_bodies(tree) if using else []
+    uses = [_statement_index(tree, e.start) for e in using if not _deferred_at(spans, e.start)]
+    first_use = min(uses, default=len(body))
+    bind = None
+    if torch_name is not None:
+        bind = next((i for i, stmt in enumerate(body)
+                     if any(_binds(n, torch_name) for n in _import_time_nodes([stmt]))), None)
+    if bind is None or bind >= first_use:
+        if bind is None:
+            pos = _after_imports(tree, lines)
+            if _statement_index(tree, pos) <= first_use:
+                return pos, True
+        return _insert_at_statement(tree, lines, max(first_use, _prologue_end(tree))), True
+    j = bind
+    while j + 1 < min(first_use, len(body)) and isinstance(body[j + 1], (ast.Import, ast.ImportFrom)):
+        j += 1
+    return _line_start(body[j].end_lineno + 1), False  # type: ignore[operator]
 
 
 def _has_transfer_imports(tree: ast.Module) -> tuple[bool, bool]:
@@ -340,7 +474,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             op = "delete" if all(not e.text for e in fix.edits) else "replace"
             changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))
         elif not _harmless(f, opts.style) and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
-                f.severity != "info" or opts.style == "agnostic"):
+                f.severity != "info" or opts.style == "agnostic") and not f.message.endswith(NPU_HANDLED):
             pending.append(f)
     manual_at: list[tuple[Change, Position]] = []
     for f in pending:
@@ -348,23 +482,33 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             continue
         manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual", f.message), Position(f.line, f.col)))
         annotate_lines.setdefault(f.line, []).append(f)
-    torch_name = _torch_binding(tree) or ("torch" if outer.get("torch") == "torch" else None)
+    own_torch = _torch_binding(tree)
+    torch_name = own_torch or ("torch" if outer.get("torch") == "torch" else None)
     if "device_type" in requires:
         requires.add("torch")
-    if "torch" in requires and torch_name is None:
+    helper_needed = "device_type" in requires and not _module_binds(tree, "_accel_type") \
+        and "_accel_type" not in outer
+    if "torch" in requires and torch_name is None and not helper_needed:
         pos = _insert_at_statement(tree, lines, _prologue_end(tree))
         edits.append(Edit(pos, pos, "import torch" + nl))
         changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))
         torch_name = "torch"
-    if "device_type" in requires and not _module_binds(tree, "_device_type") and "_device_type" not in outer:
-        pos = _after_imports(tree, lines)
-        helper = device_type_helper(torch_name or "torch", opts.min_torch, nl)
+    if helper_needed:
+        if own_torch is None and torch_name is not None:  # bound by an earlier notebook cell
+            pos, with_import = _insert_at_statement(tree, lines, _prologue_end(tree)), False
+        else:
+            pos, with_import = _helper_place(tree, lines, own_torch, edits)
+        helper = device_type_helper("torch" if with_import else (torch_name or "torch"), opts.min_torch, nl)
+        if with_import:
+            helper = nl + "import torch" + nl + helper
+            changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))
         if pos.line <= len(lines) and lines[pos.line - 1].strip():
             helper += nl
         if pos.line > len(lines) and lines and not lines[-1].endswith(("\n", "\r")):
             helper = nl + helper
         edits.append(Edit(pos, pos, helper.lstrip("\r\n") if pos.line == 1 else helper))
-        changes.append(Change(rel, pos.line, pos.line, "", "insert", "define _device_type from the available accelerator", "safe"))
+        changes.append(Change(rel, pos.line, pos.line, "", "insert",
+                              "define _accel_type and _device_type from the available accelerator", "safe"))
     if opts.style == "transfer" and opts.inject:
         has_npu, has_transfer = _has_transfer_imports(tree)
         if not has_transfer:
@@ -444,16 +588,40 @@ def rewrite_config(kb: KnowledgeBase, rel: str, text: str, kind: str, opts: Opti
     return RewriteResult(new_text, changes=changes, manual=manual)
 
 
-def verify(kb: KnowledgeBase, rel: str, new_text: str, opts: Options, kind: str = "python", config_kind: str = "") -> str:
-    """Return '' when the rewritten text parses and a second pass changes nothing."""
+def verify(kb: KnowledgeBase, rel: str, new_text: str, opts: Options, kind: str = "python", config_kind: str = "",
+           coverage=None, old_text: Optional[str] = None) -> str:
+    """Return '' when the rewritten text compiles, binds every name it introduces before using
+    it, and a second pass (with the same inputs as the first) changes nothing."""
     if kind == "python":
         try:
             ast.parse(new_text)
         except SyntaxError as exc:
             return f"rewritten code does not parse (line {exc.lineno}: {exc.msg})"
-        again = rewrite_python(kb, rel, new_text, opts)
+        problem = _compile_problem(new_text, rel)
+        if problem and (old_text is None or not _compile_problem(old_text, rel)):
+            return f"rewritten code does not compile ({problem})"
+        names = ("torch", *HELPER_NAMES)
+        unbound = unbound_uses(new_text, names)
+        if old_text is not None and unbound:
+            try:
+                before = unbound_uses(old_text, names)
+            except SyntaxError:
+                before = {}
+            unbound = {n: line for n, line in unbound.items() if n not in before}
+        if unbound:
+            name, line = min(unbound.items(), key=lambda item: item[1])
+            return f"rewritten code reads `{name}` before binding it (line {line}); not written"
+        again = rewrite_python(kb, rel, new_text, opts, coverage)
     else:
         again = rewrite_config(kb, rel, new_text, config_kind, opts)
     if again.text != new_text:
         return "a second pass would change the file again (not idempotent)"
+    return ""
+
+
+def _compile_problem(text: str, rel: str) -> str:
+    try:
+        compile(text, rel, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError) as exc:
+        return f"line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
     return ""

@@ -59,6 +59,7 @@ CUDA_NAME_FIELDS = (
     Field("agnostic", required=False),
     Field("since", required=False),
     Field("npu", required=False),
+    Field("idle", required=False),
 )
 
 PACKAGE_FIELDS = (
@@ -118,6 +119,7 @@ class CudaName:
     agnostic: Optional[str] = None
     since: Optional[str] = None
     npu: Optional[str] = None
+    idle: Optional[str] = None  # what the call gives on a host without an accelerator (agnostic guard)
 
     @property
     def qualname(self) -> str:
@@ -202,7 +204,7 @@ def _load_cuda_names(data_dir: Path, rules: dict[str, Rule]) -> dict[str, CudaNa
             raise KnowledgeError(path, f"names.{name}.rule", f"unknown rule {rule}")
         table[f"torch.cuda.{name}"] = CudaName(
             name=name, transfer=rec["transfer"], rule=rule,
-            agnostic=rec["agnostic"], since=rec["since"], npu=rec["npu"],
+            agnostic=rec["agnostic"], since=rec["since"], npu=rec["npu"], idle=rec["idle"],
         )
     return table
 

@@ -17,12 +17,21 @@ from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
 
 DEVICE_TYPE = "_device_type"  # the name the agnostic style binds to the run-time device type
+ACCEL_TYPE = "_accel_type"  # the host's accelerator type, None without one (agnostic style)
+# What the original's "cuda" means on this host: the accelerator; without one still "cuda", so a
+# CUDA-only path (AMP, a device test, a torch.cuda call) stays off or fails as it did before.
+CUDA_OR_ACCEL = f'{ACCEL_TYPE} or "cuda"'
+AMP_DEVICE_CALLS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_mode.autocast",
+                    "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.get_device_module"}
+AUTOCAST_CUDA_PARAMS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's positional order
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
 MESSAGE_FUNCS = {"print"}
 MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write"}
 DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
 ARCH_GUARD_EXCEPTIONS = {"AttributeError", "RuntimeError", "TypeError", "AssertionError", "Exception", "BaseException"}
+
+NPU_HANDLED = " (already handled: this code branches for npu)"  # message suffix; such findings get no fix
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
@@ -170,6 +179,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         self.module_names: dict[str, Optional[str]] = {}
         self.path = path
         self.lines = split_lines(source)
+        self._source_text = source
         self.tree = tree
         self.coverage = coverage
         self.cell = cell
@@ -182,6 +192,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         self._stack: list[ast.AST] = []  # nodes being visited, outermost first
         self._parents: Optional[dict[int, ast.AST]] = None  # built only if the stack cannot answer
         self._handled: set[int] = set()  # node ids already reported by a more specific rule
+        self._receivers: set[int] = set()  # handled `x.method` nodes whose receiver `x` is still visited
         self._try_import_depth = 0
         self._qual_rules: dict[str, Rule] = {}
         for rule in (*kb.rules_of_kind("qualname"), *kb.rules_of_kind("float64")):
@@ -291,7 +302,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         fixes = tuple(fixes)
         if self._npu_depth:
             sev = "info"
-            message += " (already handled: this code branches for npu)"
+            message += NPU_HANDLED
             fixes = ()
         if self.cell is not None:
             message = f"cell {self.cell}: {message}"
@@ -520,6 +531,8 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         if id(node) in self._handled:
+            if id(node) in self._receivers:
+                self.visit(node.value)  # `<receiver>.cuda(...)`: the receiver is code of its own
             return
         qual = self.qualname(node)
         if qual is not None:
@@ -679,8 +692,8 @@ class PythonAnalyzer(ast.NodeVisitor):
             quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
             fixes = [
                 self._fix("transfer", rule, [self._replace(arg, f"{quote}npu{quote}")], "use the npu device type"),
-                self._fix("agnostic", rule, [self._replace(arg, DEVICE_TYPE)], "use the run-time device type",
-                          requires=("device_type",)),
+                self._fix("agnostic", rule, [self._replace(arg, self._cuda_or_accel() if arg.value == "cuda" else DEVICE_TYPE)],
+                          "use the accelerator type (still cuda without one)", requires=("device_type",)),
             ]
             self.report(rule, node, qual, fixes=fixes)
 
@@ -695,29 +708,75 @@ class PythonAnalyzer(ast.NodeVisitor):
         call_replace = rule.match.get("call_replace")
         if call_replace and call is not None:
             target = "autocast" if call_replace == "autocast" else "amp.GradScaler"
-            for style, device in (("transfer", '"npu"'), ("agnostic", DEVICE_TYPE)):
+            positional = target == "autocast" and call.args  # torch.autocast orders them differently
+            if positional and (len(call.args) > len(AUTOCAST_CUDA_PARAMS)
+                               or any(isinstance(a, ast.Starred) for a in call.args)):
+                return fixes
+            for style, device in (("transfer", '"npu"'), ("agnostic", self._cuda_or_accel())):
                 edits = [self._replace(node, self._torch_prefixed(f"torch.{target}"))]
                 first = _first_arg_start(call, self)
                 if first is None:
                     close = _call_close(self, call)
                     edits.append(Edit(close, close, device))
+                elif positional:
+                    for i, arg in enumerate(call.args):
+                        at = self.start(arg)
+                        edits.append(Edit(at, at, (device + ", " if i == 0 else "") + AUTOCAST_CUDA_PARAMS[i] + "="))
                 else:
                     edits.append(Edit(first, first, device + ", "))
                 requires = ("torch", "device_type") if style == "agnostic" else ("torch",)
-                fixes.append(self._fix(style, rule, edits, f"use torch.{target} with the device type", requires=requires))
+                how = ("with the accelerator type (off without one, as on CUDA)" if style == "agnostic"
+                       else "with the device type")
+                fixes.append(self._fix(style, rule, edits, f"use torch.{target} {how}", requires=requires))
         elif rule.id == "CU001" and entry.agnostic == "keep":
             # Harmless everywhere (a lazy no-op without CUDA): nothing to change.
             fixes.append(Fix(style="agnostic", edits=(), safety="none", description="harmless on every device"))
-        elif rule.id == "CU001" and entry.agnostic:
+        elif rule.id == "CU001" and entry.agnostic and entry.idle and call is not None:
+            # Without an accelerator the original call does nothing (or nothing useful): guard it.
+            fixes.append(self._fix("agnostic", rule, self._guarded(call, node, self._torch_prefixed(entry.agnostic), entry.idle),
+                                   f"use {entry.agnostic} when there is an accelerator (torch >= {entry.since})",
+                                   requires=("torch", "device_type", f"torch>={entry.since}")))
+        elif rule.id == "CU001" and entry.agnostic and not entry.idle:
             fixes.append(self._fix("agnostic", rule, [self._replace(node, self._torch_prefixed(entry.agnostic))],
                                    f"use {entry.agnostic} (torch >= {entry.since})", requires=("torch", f"torch>={entry.since}")))
         if rule.id == "CU001" and entry.agnostic != "keep" and "." not in entry.name:
-            # Fallback for older torch floors: the device module has the same function.
-            module = f"{self._torch_prefixed('torch.get_device_module')}({DEVICE_TYPE})"
-            fixes.append(self._fix("agnostic", rule, [self._replace(node, f"{module}.{entry.name}")],
-                                   "use the device module of the run-time device (torch >= 2.4)",
-                                   requires=("torch", "device_type", "torch>=2.4")))
+            # Fallback for older torch floors: the device module has the same function. Without an
+            # accelerator it is torch.cuda itself, so the call behaves as in the original.
+            if entry.idle and call is not None:
+                module = f"{self._torch_prefixed('torch.get_device_module')}({ACCEL_TYPE})"
+                edits = self._guarded(call, node, f"{module}.{entry.name}", entry.idle)
+            elif entry.idle:
+                edits = None
+            else:
+                module = f"{self._torch_prefixed('torch.get_device_module')}({self._cuda_or_accel()})"
+                edits = [self._replace(node, f"{module}.{entry.name}")]
+            if edits:
+                fixes.append(self._fix("agnostic", rule, edits,
+                                       "use the device module of the accelerator (torch >= 2.4)",
+                                       requires=("torch", "device_type", "torch>=2.4")))
         return fixes
+
+    def _guarded(self, call: ast.Call, func: ast.AST, replacement: str, idle: str) -> list[Edit]:
+        """`f(args)` -> `new(args) if _accel_type else IDLE`, as separate edits so that fixes inside
+        the arguments still apply; parenthesised unless the call is a statement of its own."""
+        parent = self.parent(call)
+        bare = isinstance(parent, (ast.Expr, ast.Assign, ast.Return)) and parent.value is call
+        start, end = self.start(call), self.end(call)
+        edits = [self._replace(func, replacement), Edit(end, end, f" if {ACCEL_TYPE} else {idle}" + ("" if bare else ")"))]
+        if not bare:
+            edits.insert(0, Edit(start, start, "("))
+        return edits
+
+    def _cuda_or_accel(self) -> str:
+        """`_accel_type or "cuda"`, quoted so that it also fits inside an f-string being visited
+        (before Python 3.12 a replacement field cannot reuse the f-string's quote)."""
+        for node in reversed(self._stack):
+            if isinstance(node, ast.JoinedStr):
+                text = self.seg(node).lstrip("rRbBfFuU")
+                if text[:1] == '"':
+                    return CUDA_OR_ACCEL.replace('"', "'")
+                break
+        return CUDA_OR_ACCEL
 
     def _torch_prefixed(self, qual: str) -> str:
         name = self.torch_name() or "torch"
@@ -736,30 +795,64 @@ class PythonAnalyzer(ast.NodeVisitor):
             return
         if rule.match["kind"] == "method-call":
             self._handled.add(id(func))
+            self._receivers.add(id(func))
             fixes = []
             attr_start = Position(self.end(func).line, self.end(func).col - len("cuda"))
-            keywords = [self.seg(k) for k in node.keywords]
-            if not node.args:
-                device = DEVICE_TYPE
-            elif len(node.args) == 1 and not isinstance(node.args[0], ast.Starred):
-                device = f"{self._torch_prefixed('torch.device')}({DEVICE_TYPE}, {self.seg(node.args[0])})"
-            else:
-                device = None
-            if device is not None:
-                text = "to(" + ", ".join([device, *keywords]) + ")"
-                fixes.append(self._fix("agnostic", rule, [Edit(attr_start, self.end(node), text)],
-                                       "move to the run-time device", requires=("torch", "device_type")))
+            edits = self._cuda_method_edits(node, func, attr_start)
+            if edits is not None:
+                fixes.append(self._fix("agnostic", rule, edits, "move to the run-time device",
+                                       requires=("torch", "device_type")))
             self.report(rule, node, ".cuda()", fixes=fixes, start=attr_start)
         elif not node.args and not node.keywords:
             self.report(rule, node, f".{func.attr}()",
                         start=Position(self.end(func).line, self.end(func).col - len(func.attr)))
 
+    def _cuda_method_edits(self, node: ast.Call, func: ast.Attribute, attr_start: Position) -> Optional[list[Edit]]:
+        """`.cuda(...)` -> `.to(...)` as small edits (the arguments stay, so fixes inside them apply).
+
+        No device: the run-time device. An int literal: that index of the run-time device. Any
+        other value may be an int, a torch.device or a string (all of which `.to` accepts the way
+        `.cuda` does, an int naming the accelerator) or None (`.cuda(None)` is the current device,
+        `.to(None)` would not move): a plain name is kept with a None test, other expressions as they are.
+        """
+        device_kw = next((k for k in node.keywords if k.arg == "device"), None)
+        if len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args) \
+                or any(k.arg is None for k in node.keywords) or (node.args and device_kw is not None):
+            return None
+        name_end = Position(attr_start.line, attr_start.col + len("cuda"))
+        edits = [Edit(attr_start, name_end, "to")]
+        value = node.args[0] if node.args else (device_kw.value if device_kw is not None else None)
+        if value is None:
+            keywords = node.keywords
+            if keywords:
+                at = self.start(keywords[0])
+                edits.append(Edit(at, at, DEVICE_TYPE + ", "))
+            else:
+                close = _call_close(self, node)
+                edits.append(Edit(close, close, DEVICE_TYPE))
+            return edits
+        start, end = self.start(value), self.end(value)
+        if isinstance(value, ast.Constant) and isinstance(value.value, int) and not isinstance(value.value, bool):
+            edits += [Edit(start, start, f"{self._torch_prefixed('torch.device')}({DEVICE_TYPE}, "), Edit(end, end, ")")]
+        elif isinstance(value, ast.Constant) and value.value is None:
+            edits.append(self._replace(value, DEVICE_TYPE))
+        elif _plain_reference(value) and self.qualname(value) is None:
+            text = self.seg(value)
+            edits.append(Edit(start, start, f"{DEVICE_TYPE} if {text} is None else "))
+        return edits
+
     def _check_is_cuda(self, node: ast.Attribute) -> None:
         rule = self.kb.rule("DV003")
-        fix = self._fix("agnostic", rule, [self._replace(node, f'({self.seg(node.value)}.device.type != "cpu")')],
-                        "ask whether the tensor is off the CPU")
-        self.report(rule, node, ".is_cuda", fixes=[fix],
-                    start=Position(self.end(node).line, self.end(node).col - len("is_cuda")))
+        start = Position(self.end(node).line, self.end(node).col - len("is_cuda"))
+        if "is_npu" in self._source_text:
+            # The project branches for npu itself (`elif x.is_npu:`): a rewritten is_cuda would be
+            # true on NPU and take the CUDA branch first.
+            self.report(rule, node, ".is_cuda", start=start, severity="info",
+                        suffix=" (left as is: this module tests is_npu itself)")
+            return
+        fix = self._fix("agnostic", rule, [self._replace(node, f'({self.seg(node.value)}.device.type == ({self._cuda_or_accel()}))')],
+                        "ask whether the tensor is on the accelerator", requires=("device_type",))
+        self.report(rule, node, ".is_cuda", fixes=[fix], start=start)
 
     def _check_dynamic(self, node: ast.Call) -> None:
         base = self.qualname(node.args[0])
@@ -771,7 +864,27 @@ class PythonAnalyzer(ast.NodeVisitor):
             self.report(self.kb.rule("CU111"), node, f"getattr({base}, ...)")
 
     # ----------------------------------------------------------------- strings and comparisons
+    def visit_Dict(self, node: ast.Dict) -> None:
+        # A table keyed by device type that already has an npu entry handles npu itself.
+        aware = any(_is_str(k) and "npu" in k.value.lower() for k in node.keys if k is not None)  # type: ignore[union-attr]
+        self._npu_depth += aware
+        self.generic_visit(node)
+        self._npu_depth -= aware
+
+    def _visit_collection(self, node: Union[ast.Tuple, ast.List, ast.Set]) -> None:
+        # ("cuda", "npu", ...): a list of device types that names npu handles npu itself.
+        aware = any(_is_str(e) and "npu" in e.value.lower() for e in node.elts)  # type: ignore[union-attr]
+        self._npu_depth += aware
+        self.generic_visit(node)
+        self._npu_depth -= aware
+
+    visit_Tuple = visit_List = visit_Set = _visit_collection  # type: ignore[assignment]
+
     def visit_Compare(self, node: ast.Compare) -> None:
+        if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
+                and isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set)):
+            if self._check_device_membership(node, node.comparators[0]):
+                return
         if len(node.ops) == 1 and self._check_device_compare(node):
             for part in (node.left, *node.comparators):
                 if not _is_str(part):
@@ -792,17 +905,43 @@ class PythonAnalyzer(ast.NodeVisitor):
             positive = isinstance(op, (ast.Eq, ast.Is))
             other_text = self.seg(other)
             transfer = f'{other_text} {"in" if positive else "not in"} ("cuda", "npu")'
-            agnostic = f'{other_text} {"!=" if positive else "=="} "cpu"'
+            cuda = right if other is left else left
             fixes = [
                 self._fix("transfer", rule, [self._replace(node, transfer)], "accept npu devices as well"),
-                self._fix("agnostic", rule, [self._replace(node, agnostic)], "test for an accelerator instead of CUDA"),
+                self._fix("agnostic", rule, [self._replace(cuda, f"({self._cuda_or_accel()})")],
+                          "compare with the accelerator type (still cuda without one)", requires=("device_type",)),
             ]
             self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
             return True
         if isinstance(op, (ast.In, ast.NotIn)) and _is_str(left, "cuda"):
-            self.report(rule, node, self.seg(node).replace("\n", " "))
+            fix = self._fix("agnostic", rule, [self._replace(left, f"({self._cuda_or_accel()})")],
+                            "look for the accelerator type (still cuda without one)", requires=("device_type",))
+            self.report(rule, node, self.seg(node).replace("\n", " "), fixes=[fix])
             return True
         return False
+
+    def _check_device_membership(self, node: ast.Compare, options: Union[ast.Tuple, ast.List, ast.Set]) -> bool:
+        """`x in ("cuda", ...)`: the cuda entries name the accelerator (still cuda without one)."""
+        cuda = [e for e in options.elts if _is_str(e, "cuda")]
+        if not cuda:
+            return False
+        self._handled.update(id(e) for e in cuda)
+        rule = self.kb.rule("DV004")
+        if any(_is_str(e) and "npu" in e.value.lower() for e in options.elts):  # type: ignore[union-attr]
+            self._npu_depth += 1
+            self.report(rule, node, self.seg(node).replace("\n", " "))
+            self._npu_depth -= 1
+        else:
+            fixes = [self._fix("transfer", rule, [self._replace(e, f"{self.seg(e)}, {self.seg(e).replace('cuda', 'npu')}")
+                                                  for e in cuda], "accept npu devices as well"),
+                     self._fix("agnostic", rule, [self._replace(e, self._cuda_or_accel()) for e in cuda],
+                               "accept the accelerator type (still cuda without one)", requires=("device_type",))]
+            self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
+        self.visit(node.left)
+        for e in options.elts:
+            if id(e) not in self._handled:
+                self.visit(e)
+        return True
 
     def _check_startswith(self, node: ast.Call) -> bool:
         func = node.func
@@ -813,16 +952,10 @@ class PythonAnalyzer(ast.NodeVisitor):
         arg = node.args[0]
         quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
         transfer = [self._replace(arg, f"({quote}cuda{quote}, {quote}npu{quote})")]
-        on_cpu = f"{self.seg(func.value)}.startswith({quote}cpu{quote})"
-        parent = self.parent(node)
-        if isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not):
-            agnostic = [self._replace(parent, on_cpu)]  # `not x.startswith("cuda")` -> on the CPU
-        elif _bare_expression_ok(parent, node):
-            agnostic = [self._replace(node, f"not {on_cpu}")]
-        else:
-            agnostic = [self._replace(node, f"(not {on_cpu})")]
+        agnostic = [self._replace(arg, self._cuda_or_accel())]
         fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
-                 self._fix("agnostic", rule, agnostic, "test for an accelerator instead of CUDA")]
+                 self._fix("agnostic", rule, agnostic, "test for the accelerator type (still cuda without one)",
+                           requires=("device_type",))]
         self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
         return True
 
@@ -874,6 +1007,10 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     def _report_device_string(self, node: ast.Constant, value: str) -> None:
         parent = self.parent(node)
+        if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and len(parent.values) == 2 \
+                and parent.values[1] is node and isinstance(parent.values[0], ast.Name) \
+                and parent.values[0].id == ACCEL_TYPE:
+            return  # `_accel_type or "cuda"`: the agnostic style's own fallback, already migrated
         if isinstance(parent, ast.Call) and self._check_startswith(parent):
             self._handled.add(id(node))
             return
@@ -882,7 +1019,15 @@ class PythonAnalyzer(ast.NodeVisitor):
         quote = raw[-1] if raw[-1:] in "\"'" else '"'
         simple = raw[:1] in "\"'" and raw.count(quote) == 2
         fixes = []
-        if simple:
+        if isinstance(parent, ast.MatchValue):
+            # `case "cuda":` cannot name a run-time value: the match needs an if/elif by hand.
+            self.report(rule, node, value, confidence=self._device_confidence(node),
+                        suffix=" (a match pattern: test `_accel_type or \"cuda\"` in an if/elif instead)")
+            return
+        if simple and ":" not in value and self._names_accelerator(node, parent):
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, self._cuda_or_accel())],
+                                   "use the accelerator type (still cuda without one)", requires=("device_type",)))
+        elif simple:
             if ":" in value:
                 text = f'f{quote}{{{DEVICE_TYPE}}}:{value.split(":")[1]}{quote}'
             else:
@@ -890,6 +1035,20 @@ class PythonAnalyzer(ast.NodeVisitor):
             fixes.append(self._fix("agnostic", rule, [self._replace(node, text)], "use the run-time device type",
                                    requires=("device_type",)))
         self.report(rule, node, value, fixes=fixes, confidence=self._device_confidence(node))
+
+    def _names_accelerator(self, node: ast.Constant, parent: Optional[ast.AST]) -> bool:
+        """Does this "cuda" select CUDA-only behaviour rather than a place for tensors: the device
+        of an AMP call (off without CUDA), or a key of a table looked up by device type?"""
+        if isinstance(parent, ast.Dict):
+            return any(k is node for k in parent.keys)
+        call = parent
+        if isinstance(parent, ast.keyword):
+            if parent.arg not in ("device_type", "device"):
+                return False
+            call = self.parent(parent)
+        elif isinstance(parent, ast.Call) and not (parent.args and parent.args[0] is node):
+            return False
+        return isinstance(call, ast.Call) and self.qualname(call.func) in AMP_DEVICE_CALLS
 
     def _report_nccl(self, node: ast.Constant, value: str) -> None:
         rule = self.kb.rule("DS001")
@@ -970,15 +1129,8 @@ def _remove_argument(an: PythonAnalyzer, call: ast.Call, kw: ast.keyword) -> Opt
     return Edit(an.start(kw), an.end(kw), "")
 
 
-def _bare_expression_ok(parent: Optional[ast.AST], node: ast.AST) -> bool:
-    """Whether `not <expr>` may replace `node` without parentheses: it sits alone as a condition,
-    a value, an argument, or an operand of and/or (`not` binds tighter than those)."""
-    if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)):
-        return parent.test is node
-    if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.Return, ast.keyword)):
-        return parent.value is node
-    if isinstance(parent, ast.BoolOp):
-        return True
-    if isinstance(parent, ast.Call):
-        return any(a is node for a in parent.args)
-    return False
+def _plain_reference(node: ast.AST) -> bool:
+    """A name or a chain of attributes on a name (`rank`, `args.gpu`): cheap and safe to read twice."""
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)

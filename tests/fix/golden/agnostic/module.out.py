@@ -2,25 +2,26 @@ import torch.nn as nn
 import torch
 import torch.distributed as dist
 
-# Device type chosen at run time: cuda, npu, xpu, ... or cpu.
-_device_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+_accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_device_type = _accel_type or "cpu"
 
 
 class Trainer:
     def __init__(self, model: nn.Module, rank: int):
-        self.model = model.to(torch.device(_device_type, rank))
+        self.model = model.to(_device_type if rank is None else rank)
         self.device = torch.device(_device_type, rank)
         dist.init_process_group(torch.distributed.get_default_backend_for_device(_device_type))
         torch.accelerator.set_device_index(rank)
-        self.scaler = torch.amp.GradScaler(_device_type)
+        self.scaler = torch.amp.GradScaler(_accel_type or "cuda")
 
     def step(self, x):
         x = x.to(_device_type, non_blocking=True)
-        if (x.device.type != "cpu") and torch.accelerator.is_available():
-            torch.accelerator.synchronize()
-        with torch.autocast(_device_type, enabled=True):
+        if (x.device.type == (_accel_type or "cuda")) and torch.accelerator.is_available():
+            torch.accelerator.synchronize() if _accel_type else None
+        with torch.autocast(_accel_type or "cuda", enabled=True):
             out = self.model(x.to(f"{_device_type}:0"))
-        free = torch.get_device_module(_device_type).memory_allocated()
-        name = torch.get_device_module(_device_type).get_device_name(0)
+        free = torch.get_device_module(_accel_type).memory_allocated() if _accel_type else 0
+        name = torch.get_device_module(_accel_type or "cuda").get_device_name(0)
         torch.cuda.manual_seed_all(0)
         return out, f"{_device_type}:{self.rank}", free, name

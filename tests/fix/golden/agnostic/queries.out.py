@@ -4,28 +4,29 @@ from __future__ import annotations
 import torch  # the framework
 from torch.cuda import amp
 
-# Device type chosen at run time: cuda, npu, xpu, ... or cpu.
-_device_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+_accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_device_type = _accel_type or "cpu"
 
 
 def main():
     major, minor = (torch.cuda.get_device_capability() if torch.version.cuda else (0, 0))
     fast = (torch.cuda.get_device_properties(0).major if torch.version.cuda else 0) >= 8  # keep this comment
-    name = torch.get_device_module(_device_type).get_device_name(0)
-    peer = torch.get_device_module(_device_type).can_device_access_peer(0, 1)
-    scaler = torch.amp.GradScaler(_device_type, 2.0**16, 2.0, 0.5, 2000, True)
-    with torch.autocast(_device_type):
+    name = torch.get_device_module(_accel_type or "cuda").get_device_name(0)
+    peer = torch.get_device_module(_accel_type or "cuda").can_device_access_peer(0, 1)
+    scaler = torch.amp.GradScaler(_accel_type or "cuda", 2.0**16, 2.0, 0.5, 2000, True)
+    with torch.autocast(_accel_type or "cuda"):
         pass
-    with torch.autocast(_device_type, dtype=torch.bfloat16):
+    with torch.autocast(_accel_type or "cuda", dtype=torch.bfloat16):
         pass
-    s2 = torch.amp.GradScaler(_device_type)
+    s2 = torch.amp.GradScaler(_accel_type or "cuda")
     g = torch.cuda.graphs.CUDAGraph()
-    on = x.device.type != "cpu"
-    off = x.device.type == "cpu"
-    gpu = not str(x.device).startswith("cpu")
-    if name.startswith('cpu') or gpu:
+    on = x.device.type == (_accel_type or "cuda")
+    off = x.device.type != (_accel_type or "cuda")
+    gpu = str(x.device).startswith(_accel_type or "cuda")
+    if not name.startswith(_accel_type or "cuda") or gpu:
         name = "host"
-    same = (not x.device.type.startswith("cpu")) == gpu
+    same = x.device.type.startswith(_accel_type or "cuda") == gpu
     loader = torch.utils.data.DataLoader(ds, pin_memory=True)
     env = "CUDA_VISIBLE_DEVICES"
     return major, minor, fast, name, peer, scaler, g, on, off, gpu, same, loader

@@ -1,0 +1,15 @@
+import torch
+
+# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+_accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_device_type = _accel_type or "cpu"
+
+# A table that already has an npu entry handles npu itself: left as it is.
+BACKENDS = {"cuda": "nccl", "cpu": "gloo", "npu": "hccl"}
+
+# Without one, the cuda key names the accelerator (and stays "cuda" without one).
+FAST_PATHS = {"cpu": False, _accel_type or "cuda": True}
+
+
+def uses_fast_path(device: torch.device) -> bool:
+    return FAST_PATHS.get(device.type, False)
