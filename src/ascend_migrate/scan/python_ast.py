@@ -183,9 +183,11 @@ class PythonAnalyzer(ast.NodeVisitor):
         self.scopes: list[_Scope] = []
         self._message_depth = 0
         self._npu_depth = 0
+        self._npu_table_depth = 0  # inside a literal table/choice list that has an npu entry
         self._npu_nodes: list[ast.AST] = []  # npu-aware branches being visited, outermost first
         self._npu_reported: set[int] = set()  # branches that already have their one info finding
         self._version_lines: set[int] = set()  # lines with a torch.version.cuda finding
+        self._alias_names: set[str] = set()  # names bound by `x = torch.<...>` (aliases, not imports)
         self._guard_depth = 0  # inside try/except that catches arch-query failures
         self._stack: list[ast.AST] = []  # nodes being visited, outermost first
         self._parents: Optional[dict[int, ast.AST]] = None  # built only if the stack cannot answer
@@ -257,6 +259,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             qual = self.qualname(value)
             if qual is not None and (qual.startswith("torch") or qual.split(".")[0] in self._package_by_import):
                 self.scopes[-1].names[name] = qual
+                self._alias_names.add(name)
         for name in collector.globals:
             self.scopes[-1].names.pop(name, None)
 
@@ -307,6 +310,8 @@ class PythonAnalyzer(ast.NodeVisitor):
         message = format_message(rule, symbol=symbol, **values) + suffix
         sev = severity or rule.severity
         fixes = tuple(fixes)
+        if self._npu_table_depth:
+            return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
         if self._npu_depth:
             # Reported once per branch, as information: the code already has its npu path.
             branch = id(self._npu_nodes[0]) if self._npu_nodes else 0
@@ -441,9 +446,12 @@ class PythonAnalyzer(ast.NodeVisitor):
         `("cuda", "npu")`) is ready for Ascend: its strings are not findings."""
         items = [*(k for k in node.keys if k is not None), *node.values] if isinstance(node, ast.Dict) else node.elts
         strings = [i for i in items if _is_str(i)]
-        if any(NPU_ENTRY.match(i.value) for i in strings):  # type: ignore[attr-defined]
+        table = any(NPU_ENTRY.match(i.value) for i in strings)  # type: ignore[attr-defined]
+        if table:
             self._handled.update(id(i) for i in strings)
+        self._npu_table_depth += table
         self.generic_visit(node)
+        self._npu_table_depth -= table
 
     visit_Dict = visit_Tuple = visit_List = visit_Set = _visit_literal  # type: ignore[assignment]
 
@@ -738,6 +746,9 @@ class PythonAnalyzer(ast.NodeVisitor):
         parts = qual.split(".")
         rel = ".".join(parts[2:])
         npu_names = rule.match.get("npu_names", {})
+        if rel in rule.match.get("redirected", ()):
+            self.report(self.kb.rule("CU001"), node, qual)
+            return True
         private = [i for i, p in enumerate(parts) if i >= 2 and p.startswith("_") and not p.startswith("__")]
         if not private:
             return False
@@ -761,6 +772,9 @@ class PythonAnalyzer(ast.NodeVisitor):
         literal) counts as yes. `spec`: {argument, position, suffixes} of the argument holding
         CUDA sources (for load_inline) or all sources (for load, checked by suffix)."""
         call = self.parent(node)
+        if spec is not None and isinstance(node, ast.Name) and node.id in self._alias_names and not (
+                isinstance(call, ast.Call) and call.func is node):
+            return False  # `build = load_inline` was reported where the alias was made
         if spec is None or not (isinstance(call, ast.Call) and call.func is node):
             return True
         for kw in call.keywords:
@@ -790,6 +804,8 @@ class PythonAnalyzer(ast.NodeVisitor):
         line = self.start(node).line
         if self._message_depth or line in self._version_lines:
             return
+        if isinstance(node, ast.Name) and node.id in self._alias_names:
+            return  # `v = torch.version.cuda` is reported where it is assigned, not at each use
         if not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
             return
         guarded = self._guarded_branch(node)
