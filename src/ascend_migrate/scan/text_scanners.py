@@ -292,6 +292,25 @@ def _tool_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, str,
             for rule in kb.rules_of_kind("tool-command") for tool, note in rule.match["tools"].items()]
 
 
+_ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf)\s")
+
+
+def _in_echoed_text(code: str, index: int) -> bool:
+    """Is position `index` inside a quoted argument of echo/printf (a message, not a command)?"""
+    before = code[:index]
+    last = None
+    for last in _ECHO.finditer(before):
+        pass
+    if last is None:
+        return False
+    quoted = before[last.end():]
+    for quote in ('"', "'"):
+        if quoted.count(quote) % 2 == 1:
+            inside = quoted[quoted.rfind(quote) + 1:]
+            return "$(" not in inside and "`" not in inside  # "$(nvidia-smi -L)" runs the tool
+    return False
+
+
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
     """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting) and
     NV001 (nvidia-smi / nvcc invocations) in one config or script line."""
@@ -310,6 +329,8 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 snippet=line.strip()[:200], symbol=name, fixes=fixes))
     for regex, tool, note, rule in _tool_patterns(kb):
         for m in regex.finditer(code):
+            if _in_echoed_text(code, m.start()):
+                continue
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=tool, detail=note), severity=rule.severity,  # type: ignore[arg-type, attr-defined]

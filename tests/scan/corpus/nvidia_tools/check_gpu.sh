@@ -6,3 +6,6 @@ NUM_GPUS=$(nvidia-smi -L | wc -l)  # expect: NV001
 npu-smi info  # expect: none
 # nvidia-smi shows the GPUs  # expect: none
 echo "done"  # expect: none
+echo "error: nvidia-smi not found, cannot detect the GPU" >&2  # expect: none
+echo 'hint: install nvcc first'  # expect: none
+echo "$(nvidia-smi -L)"  # expect: NV001
