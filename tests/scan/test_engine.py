@@ -89,13 +89,13 @@ def test_configs_are_scanned_with_low_confidence(tmp_path):
 def test_dependencies_in_every_declaration_format(tmp_path):
     _write(tmp_path, "requirements-gpu.txt", "torch==2.1\nflash_attn==2.5.0 ; sys_platform == 'linux'\n# xformers\n")
     _write(tmp_path, "pyproject.toml", '[project]\nname = "p"\ndependencies = [\n  "bitsandbytes>=0.41",\n  "numpy",\n]\n'
-           '[tool.poetry.dependencies]\npython = "^3.10"\ndeepspeed = "^0.14"\n')
+           '[tool.poetry.dependencies]\npython = "^3.10"\ndeepspeed = "^0.14"\nxformers = "^0.0.23"\n')
     _write(tmp_path, "setup.cfg", "[options]\ninstall_requires =\n    cupy-cuda12x\n    numpy\n")
     _write(tmp_path, "environment.yml", "dependencies:\n  - python=3.10\n  - pip:\n    - mamba-ssm==1.2\n")
     result = scan(tmp_path, use_cache=False)
     found = {(f.path, f.symbol) for f in result.findings if f.rule == "PK001"}
     assert found == {("requirements-gpu.txt", "flash_attn"), ("pyproject.toml", "bitsandbytes"),
-                     ("pyproject.toml", "deepspeed"), ("setup.cfg", "cupy-cuda12x"), ("environment.yml", "mamba-ssm")}
+                     ("pyproject.toml", "xformers"), ("setup.cfg", "cupy-cuda12x"), ("environment.yml", "mamba-ssm")}
 
 
 def test_cuda_sources_are_triaged(tmp_path):

@@ -30,6 +30,8 @@ MATCH_KINDS = (
     "method-call", "attribute", "device-check", "keyword-value", "env-var", "nccl",
     "positional-count", "first-arg-device", "float64", "cuda-source", "decorator",
     "dependency", "package-import", "framework", "parse-error",
+    "cuda-private", "guarded-capability", "cuda-version", "env-table", "tool-command",
+    "dependency-index", "module-prefix",
 )
 RULE_ID = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 
@@ -68,6 +70,7 @@ PACKAGE_FIELDS = (
     Field("imports", types=(list,)),
     Field("effort", choices=EFFORTS),
     Field("guidance"),
+    Field("patterns", types=(list,), required=False, default=[]),
 )
 FRAMEWORK_FIELDS = (
     Field("key"),
@@ -133,6 +136,7 @@ class Package:
     imports: tuple[str, ...]
     effort: str
     guidance: str
+    patterns: tuple[str, ...] = ()  # regexes over normalised distribution names (nvidia-.*-cu12)
 
 
 @dataclass(frozen=True)
@@ -216,6 +220,12 @@ def _load_packages(data_dir: Path) -> tuple[tuple[Package, ...], tuple[Framework
         return {k: tuple(v) if isinstance(v, list) else v for k, v in rec.items()}
 
     packages = tuple(Package(**tupled(rec)) for _, rec in iter_records(data, path, "packages", PACKAGE_FIELDS, "key"))
+    for pkg in packages:
+        for pat in pkg.patterns:
+            try:
+                re.compile(pat)
+            except re.error as exc:
+                raise KnowledgeError(path, f"packages.{pkg.key}.patterns", f"invalid regex {pat!r}: {exc}") from exc
     frameworks = tuple(Framework(**tupled(rec)) for _, rec in iter_records(data, path, "frameworks", FRAMEWORK_FIELDS, "key"))
     return packages, frameworks
 

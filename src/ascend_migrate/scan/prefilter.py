@@ -27,13 +27,14 @@ from ascend_migrate.knowledge.base import KnowledgeBase
 # Facts the analyser records besides findings: entry points and transfer_to_npu imports.
 FACT_TOKENS = ("__main__", "torch_npu")
 # Match kinds whose findings never come from Python source.
-NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework"})
+NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index"})
 # Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
 _KIND_TOKENS = {
     "cuda-table": ("cuda",),
     "device-string": ("cuda",),
     "device-check": ("cuda",),
     "dynamic": ("cuda",),
+    "cuda-private": ("cuda",),
     "nccl": ("nccl",),
 }
 
@@ -80,9 +81,11 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
         tokens: list[str] = list(_KIND_TOKENS.get(kind, ()))
         names = list(rule.match.get("names", ()))
         if kind in ("qualname", "keyword", "call-attribute", "positional-count", "first-arg-device",
-                    "decorator", "float64"):
+                    "decorator", "float64", "guarded-capability", "cuda-version", "module-prefix"):
             tokens += [_rarest_component(n) for n in names]
             tokens += list(rule.match.get("methods", ()))
+            if kind == "module-prefix":
+                tokens += [_rarest_component(n) for n in rule.match.get("keywords", {})]
         elif kind in ("method-call", "attribute"):
             tokens += names
         elif kind == "keyword-value":
@@ -92,6 +95,10 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
             if not prefix:
                 raise ValueError(f"{rule.id}: env-var pattern has no literal prefix for the prefilter")
             tokens.append(prefix)
+        elif kind == "env-table":
+            tokens += list(rule.match["vars"])
+        elif kind == "tool-command":
+            tokens += list(rule.match["tools"])
         elif kind == "package-import":
             tokens += [imp for pkg in kb.packages for imp in pkg.imports]
         elif kind not in _KIND_TOKENS:

@@ -25,13 +25,18 @@ AMP_DEVICE_CALLS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_
                     "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.get_device_module"}
 AUTOCAST_CUDA_PARAMS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's positional order
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
+# The CUDA part of a device string completed at run time: "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + s
+BUILT_DEVICE = re.compile(r"^cuda:(\{[^{}]*\}|%[dis]|)$")
+NPU_ENTRY = re.compile(r"^(npu(:\d+)?|hccl)$")
+TYPE_CHECKS = {"isinstance", "issubclass"}
+PROSE_KEYWORDS = {"help", "description", "epilog", "msg", "message", "doc", "usage"}
 NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
 MESSAGE_FUNCS = {"print"}
 MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write"}
 DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
 ARCH_GUARD_EXCEPTIONS = {"AttributeError", "RuntimeError", "TypeError", "AssertionError", "Exception", "BaseException"}
 
-NPU_HANDLED = " (already handled: this code branches for npu)"  # message suffix; such findings get no fix
+NPU_HANDLED = " (already handled: this code branches for npu; further CUDA uses in the branch are not listed)"  # message suffix; such findings get no fix
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
@@ -188,6 +193,11 @@ class PythonAnalyzer(ast.NodeVisitor):
         self.scopes: list[_Scope] = []
         self._message_depth = 0
         self._npu_depth = 0
+        self._npu_table_depth = 0  # inside a literal table/choice list that has an npu entry
+        self._npu_nodes: list[ast.AST] = []  # npu-aware branches being visited, outermost first
+        self._npu_reported: set[int] = set()  # branches that already have their one info finding
+        self._version_lines: set[int] = set()  # lines with a torch.version.cuda finding
+        self._alias_names: set[str] = set()  # names bound by `x = torch.<...>` (aliases, not imports)
         self._guard_depth = 0  # inside try/except that catches arch-query failures
         self._stack: list[ast.AST] = []  # nodes being visited, outermost first
         self._parents: Optional[dict[int, ast.AST]] = None  # built only if the stack cannot answer
@@ -207,6 +217,16 @@ class PythonAnalyzer(ast.NodeVisitor):
             for name in rule.match.get("methods", ()):
                 self._method_rules[name] = rule
         self._package_by_import = {imp: pkg for pkg in kb.packages for imp in pkg.imports}
+        self._version_rules = {name: rule for rule in kb.rules_of_kind("cuda-version") for name in rule.match["names"]}
+        self._private_rule = next(iter(kb.rules_of_kind("cuda-private")), None)
+        self._swallowed_rule = next(iter(kb.rules_of_kind("guarded-capability")), None)
+        self._prefix_rules = [(name, rule) for rule in kb.rules_of_kind("module-prefix") for name in rule.match["names"]]
+        self._prefix_keywords = {call: (kw, rule) for rule in kb.rules_of_kind("module-prefix")
+                                 for call, kw in rule.match.get("keywords", {}).items()}
+        self._env_table = {name: (spec or {}, rule) for rule in kb.rules_of_kind("env-table")
+                           for name, spec in rule.match["vars"].items()}
+        self._tools = [(re.compile(r"(?<![\w.-])" + re.escape(tool) + r"(?![\w-])"), tool, note, rule)
+                       for rule in kb.rules_of_kind("tool-command") for tool, note in rule.match["tools"].items()]
         self._framework_by_import = {imp: fw for fw in kb.frameworks for imp in fw.imports}
 
     # ----------------------------------------------------------------- positions and text
@@ -250,6 +270,7 @@ class PythonAnalyzer(ast.NodeVisitor):
             qual = self.qualname(value)
             if qual is not None and (qual.startswith("torch") or qual.split(".")[0] in self._package_by_import):
                 self.scopes[-1].names[name] = qual
+                self._alias_names.add(name)
         for name in collector.globals:
             self.scopes[-1].names.pop(name, None)
 
@@ -300,7 +321,14 @@ class PythonAnalyzer(ast.NodeVisitor):
         message = format_message(rule, symbol=symbol, **values) + suffix
         sev = severity or rule.severity
         fixes = tuple(fixes)
+        if self._npu_table_depth:
+            return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
         if self._npu_depth:
+            # Reported once per branch, as information: the code already has its npu path.
+            branch = id(self._npu_nodes[0]) if self._npu_nodes else 0
+            if branch in self._npu_reported:
+                return
+            self._npu_reported.add(branch)
             sev = "info"
             message += NPU_HANDLED
             fixes = ()
@@ -409,16 +437,34 @@ class PythonAnalyzer(ast.NodeVisitor):
         self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
-        aware = self._mentions_npu_chain(node)
-        self._npu_depth += aware
-        self.generic_visit(node)
-        self._npu_depth -= aware
+        self._visit_branch(node, self._mentions_npu_chain(node))
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        aware = self._mentions_npu(node)
+        self._visit_branch(node, self._mentions_npu(node))
+
+    def _visit_branch(self, node: Union[ast.If, ast.IfExp], aware: bool) -> None:
         self._npu_depth += aware
+        if aware:
+            self._npu_nodes.append(node)
         self.generic_visit(node)
+        if aware:
+            self._npu_nodes.pop()
         self._npu_depth -= aware
+
+    # ----------------------------------------------------------------- literals
+    def _visit_literal(self, node: Union[ast.Dict, ast.Tuple, ast.List, ast.Set]) -> None:
+        """A table or choice list that already names npu (`{"cuda": "nccl", "npu": "hccl"}`,
+        `("cuda", "npu")`) is ready for Ascend: its strings are not findings."""
+        items = [*(k for k in node.keys if k is not None), *node.values] if isinstance(node, ast.Dict) else node.elts
+        strings = [i for i in items if _is_str(i)]
+        table = any(NPU_ENTRY.match(i.value) for i in strings)  # type: ignore[attr-defined]
+        if table:
+            self._handled.update(id(i) for i in strings)
+        self._npu_table_depth += table
+        self.generic_visit(node)
+        self._npu_table_depth -= table
+
+    visit_Dict = visit_Tuple = visit_List = visit_Set = _visit_literal  # type: ignore[assignment]
 
     def visit_Try(self, node: ast.Try) -> None:
         catches = _catches(node, ARCH_GUARD_EXCEPTIONS)
@@ -565,6 +611,10 @@ class PythonAnalyzer(ast.NodeVisitor):
         return False
 
     def _report_qualname(self, node: ast.AST, qual: str) -> bool:
+        version_rule = self._version_rules.get(qual)
+        if version_rule is not None:
+            self._report_cuda_version(version_rule, node, qual)
+            return True
         entry = self.kb.cuda_names.get(qual)
         if entry is not None:
             rule = self.kb.rule(entry.rule)
@@ -586,8 +636,18 @@ class PythonAnalyzer(ast.NodeVisitor):
         if rule is not None:
             if rule.id == "CU101":
                 self._report_capability(rule, node, qual)
+            elif rule.match.get("not_in_type_checks") and self._in_type_check(node):
+                pass  # isinstance(model, DataParallel) only asks; it creates nothing
+            elif rule.match.get("builds") and not self._builds_cuda(node, rule.match["builds"].get(qual)):
+                pass  # a C++-only extension build works on any host
             else:
                 self.report(rule, node, qual)
+            return True
+        for prefix, prefix_rule in self._prefix_rules:
+            if qual == prefix or qual.startswith(prefix + "."):
+                self.report(prefix_rule, node, qual)
+                return True
+        if self._private_rule is not None and qual.startswith("torch.cuda.") and self._report_private(node, qual):
             return True
         if qual.startswith("torch.cuda.") and not any(p.startswith("_") for p in qual.split(".")[2:]):
             parts = qual.split(".")
@@ -616,6 +676,10 @@ class PythonAnalyzer(ast.NodeVisitor):
         """Is this expression already protected against a None/absent capability?"""
         if self._guard_depth:
             return True
+        return self._in_expression_guard(node)
+
+    def _in_expression_guard(self, node: ast.AST) -> bool:
+        """`query() or default`, `query() if cond else default`: the None is handled in place."""
         parent = self.parent(node)
         if isinstance(parent, ast.BoolOp) and isinstance(parent.op, ast.Or) and parent.values[0] is node:
             return True
@@ -623,12 +687,19 @@ class PythonAnalyzer(ast.NodeVisitor):
             return True
         return False
 
+    def _report_swallowed(self, node: ast.AST, symbol: str) -> None:
+        """A capability query whose failure on NPU a surrounding except turns into 'feature off'."""
+        if self._swallowed_rule is None or not self._guard_depth or self._in_expression_guard(node):
+            return
+        self.report(self._swallowed_rule, node, symbol)
+
     def _report_capability(self, rule: Rule, node: ast.AST, qual: str) -> None:
         parent = self.parent(node)
         call = parent if isinstance(parent, ast.Call) and parent.func is node else None
         target = call or node
         self._handled.add(id(node))
         if call is not None and self._in_guard(call):
+            self._report_swallowed(call, qual)
             return
         fixes: list[Fix] = []
         if call is not None:
@@ -647,7 +718,10 @@ class PythonAnalyzer(ast.NodeVisitor):
             if qual not in rule.match["names"]:
                 continue
             self._handled.add(id(node.value.func))
-            if not isinstance(node.ctx, ast.Load) or self._in_guard(node):
+            if not isinstance(node.ctx, ast.Load):
+                return
+            if self._in_guard(node):
+                self._report_swallowed(node, f"{qual}().{node.attr}")
                 return
             fixes: list[Fix] = []
             if node.attr in rule.match.get("fixable", ()):
@@ -670,6 +744,119 @@ class PythonAnalyzer(ast.NodeVisitor):
         for rule in kb.rules_of_kind("first-arg-device"):
             if qual in rule.match["names"]:
                 self._check_first_arg_device(rule, node, qual)
+        hit = self._prefix_keywords.get(qual)
+        if hit is not None:
+            keyword, rule = hit
+            for kw in node.keywords:
+                if kw.arg == keyword and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
+                    self.report(rule, kw, f"{qual}({keyword}=...)")
+
+    # ----------------------------------------------------------------- idioms
+    def _report_private(self, node: ast.AST, qual: str) -> bool:
+        """torch.cuda._lazy_call and friends: reported at the first private component."""
+        rule = self._private_rule
+        assert rule is not None
+        parts = qual.split(".")
+        rel = ".".join(parts[2:])
+        npu_names = rule.match.get("npu_names", {})
+        if rel in rule.match.get("redirected", ()):
+            self.report(self.kb.rule("CU001"), node, qual)
+            return True
+        private = [i for i, p in enumerate(parts) if i >= 2 and p.startswith("_") and not p.startswith("__")]
+        if not private:
+            return False
+        if rel not in npu_names and private[0] != len(parts) - 1:
+            return False
+        npu = npu_names.get(rel)
+        suffix = f"; on NPU use {npu}" if npu else "; it has no torch_npu twin"
+        self.report(rule, node, qual, suffix=suffix, confidence=None if npu else "medium")
+        return True
+
+    def _in_type_check(self, node: ast.AST) -> bool:
+        """Is `node` the class argument of isinstance/issubclass (alone or in a tuple)?"""
+        parent = self.parent(node)
+        if isinstance(parent, ast.Tuple):
+            node, parent = parent, self.parent(parent)
+        return (isinstance(parent, ast.Call) and isinstance(parent.func, ast.Name) and parent.func.id in TYPE_CHECKS
+                and len(parent.args) == 2 and parent.args[1] is node)
+
+    def _builds_cuda(self, node: ast.AST, spec: Optional[dict]) -> bool:
+        """Whether an extension build call compiles CUDA code. Unknown (not a call, sources not
+        literal) counts as yes. `spec`: {argument, position, suffixes} of the argument holding
+        CUDA sources (for load_inline) or all sources (for load, checked by suffix)."""
+        call = self.parent(node)
+        if spec is not None and isinstance(node, ast.Name) and node.id in self._alias_names and not (
+                isinstance(call, ast.Call) and call.func is node):
+            return False  # `build = load_inline` was reported where the alias was made
+        if spec is None or not (isinstance(call, ast.Call) and call.func is node):
+            return True
+        for kw in call.keywords:
+            if kw.arg == "with_cuda" and isinstance(kw.value, ast.Constant):
+                return bool(kw.value.value)
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return True
+        value = next((k.value for k in call.keywords if k.arg == spec["argument"]), None)
+        if value is None and len(call.args) > spec["position"]:
+            value = call.args[spec["position"]]
+        suffixes = tuple(spec.get("suffixes", ()))
+        if value is None or (isinstance(value, ast.Constant) and value.value is None):
+            return False
+        if isinstance(value, (ast.List, ast.Tuple)):
+            if not suffixes:
+                return bool(value.elts)
+            if all(_is_str(e) for e in value.elts):
+                return any(e.value.endswith(suffixes) for e in value.elts)  # type: ignore[attr-defined]
+            return True
+        if suffixes and _is_str(value):
+            return value.value.endswith(suffixes)  # type: ignore[attr-defined]
+        return True
+
+    def _report_cuda_version(self, rule: Rule, node: ast.AST, qual: str) -> None:
+        """torch.version.cuda: None on NPU builds. Not reported in messages, nor as the test of a
+        branch that only keeps CUDA-only calls off (the guard the capability fixes write)."""
+        line = self.start(node).line
+        if self._message_depth or line in self._version_lines:
+            return
+        if isinstance(node, ast.Name) and node.id in self._alias_names:
+            return  # `v = torch.version.cuda` is reported where it is assigned, not at each use
+        if not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
+            return
+        guarded = self._guarded_branch(node)
+        if guarded is not None and self._only_cuda_only(guarded):
+            return
+        self._version_lines.add(line)
+        self.report(rule, node, qual)
+
+    def _guarded_branch(self, node: ast.AST) -> Optional[list]:
+        """The body of the if / conditional expression whose test contains `node`."""
+        stack = self._stack
+        for i in range(len(stack) - 2, -1, -1):
+            anc = stack[i]
+            if isinstance(anc, (ast.If, ast.IfExp)) and stack[i + 1] is anc.test:
+                return anc.body if isinstance(anc.body, list) else [anc.body]
+        return None
+
+    def _only_cuda_only(self, nodes: list) -> bool:
+        """Do these statements/expressions use CUDA-only APIs, and no API transfer_to_npu maps?"""
+        found = False
+        for root in nodes:
+            for sub in ast.walk(root):
+                if not isinstance(sub, (ast.Attribute, ast.Name)):
+                    continue
+                qual = self.qualname(sub)
+                if not qual or qual in ("torch.cuda", "torch.backends"):
+                    continue
+                if qual.startswith(("torch.backends.cuda", "torch.backends.cudnn")):
+                    found = True
+                elif qual.startswith("torch.cuda."):
+                    entry = self.kb.cuda_names.get(qual)
+                    if any(p.startswith("_") for p in qual.split(".")[2:]):
+                        found = True
+                    elif entry is not None:
+                        if entry.transfer == "auto" and entry.rule == "CU001":
+                            return False
+                        found = True
+        return found
 
     def _check_keywords(self, rule: Rule, node: ast.Call, qual: str) -> None:
         wanted = rule.match["keywords"]
@@ -946,13 +1133,15 @@ class PythonAnalyzer(ast.NodeVisitor):
     def _check_startswith(self, node: ast.Call) -> bool:
         func = node.func
         if not (isinstance(func, ast.Attribute) and func.attr == "startswith" and len(node.args) == 1
-                and _is_str(node.args[0], "cuda")):
+                and (_is_str(node.args[0], "cuda") or _is_str(node.args[0], "cuda:"))):
             return False
         rule = self.kb.rule("DV004")
         arg = node.args[0]
         quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
-        transfer = [self._replace(arg, f"({quote}cuda{quote}, {quote}npu{quote})")]
-        agnostic = [self._replace(arg, self._cuda_or_accel())]
+        colon = ":" if arg.value == "cuda:" else ""  # type: ignore[attr-defined]
+        transfer = [self._replace(arg, f"({quote}cuda{colon}{quote}, {quote}npu{colon}{quote})")]
+        accel = self._cuda_or_accel()  # still "cuda" without an accelerator: the CPU path stays as it was
+        agnostic = [self._replace(arg, f"({accel}) + {quote}:{quote}" if colon else accel)]
         fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
                  self._fix("agnostic", rule, agnostic, "test for the accelerator type (still cuda without one)",
                            requires=("device_type",))]
@@ -965,8 +1154,16 @@ class PythonAnalyzer(ast.NodeVisitor):
         value = node.value
         if CUDA_DEVICE.match(value):
             self._report_device_string(node, value)
+        elif value == "cuda:" and isinstance(self.parent(node), ast.Call) and self._check_startswith(self.parent(node)):
+            self._handled.add(id(node))
+        elif BUILT_DEVICE.match(value) and self._report_built_device(node, value):
+            pass
         elif NCCL_TOKEN.search(value) and len(value) < 40:
             self._report_nccl(node, value)
+        elif value in self._env_table:
+            self._report_env(node, value)
+        elif self._tools and self._report_tool(node, value):
+            pass
         else:
             for rule in self.kb.rules_of_kind("env-var"):
                 if re.match(rule.match["pattern"], value):
@@ -994,6 +1191,52 @@ class PythonAnalyzer(ast.NodeVisitor):
                                 "use the run-time device type", requires=("device_type",))
                 self.report(rule, node, text, fixes=[fix], confidence=self._device_confidence(node))
         self.generic_visit(node)
+
+    def _report_built_device(self, node: ast.Constant, value: str) -> bool:
+        """"cuda:{}".format(i), "cuda:%d" % i, "cuda:" + str(i): a CUDA device string built at run time."""
+        parent = self.parent(node)
+        if isinstance(parent, ast.Attribute) and parent.attr == "format" and value != "cuda:":
+            whole = self.parent(parent)
+            if not (isinstance(whole, ast.Call) and whole.func is parent):
+                return False
+        elif isinstance(parent, ast.BinOp) and parent.left is node and (
+                (isinstance(parent.op, ast.Mod) and "%" in value) or (isinstance(parent.op, ast.Add) and value == "cuda:")):
+            whole = parent
+        else:
+            return False
+        rule = self.kb.rule("DV001")
+        raw = self.seg(node)
+        quote = raw[-1:]
+        fixes = []
+        if raw[:1] in "\"'" and raw.count(quote) == 2:
+            text = f"({DEVICE_TYPE} + {quote}{value[4:]}{quote})"
+            fixes.append(self._fix("agnostic", rule, [self._replace(node, text)], "use the run-time device type",
+                                   requires=("device_type",)))
+        self.report(rule, node, self.seg(whole).replace("\n", " ")[:80], fixes=fixes,
+                    confidence=self._device_confidence(whole))
+        return True
+
+    def _report_env(self, node: ast.Constant, value: str) -> None:
+        spec, rule = self._env_table[value]
+        fixes = []
+        replacement = spec.get("replace")
+        if replacement:
+            text = self.seg(node).replace(value, replacement)
+            fixes.append(self._fix("transfer", rule, [self._replace(node, text)], f"use {replacement}"))
+        self.report(rule, node, value, fixes=fixes, severity=spec.get("level"), detail=spec.get("note", ""))
+
+    def _report_tool(self, node: ast.Constant, value: str) -> bool:
+        """nvidia-smi / nvcc named in a command string (subprocess, os.system, shutil.which)."""
+        parent = self.parent(node)
+        if isinstance(parent, ast.Dict) and any(k is node for k in parent.keys):
+            return False  # {"nvcc": [...flags]}: the extension build, reported as EX002
+        if isinstance(parent, ast.keyword) and parent.arg in PROSE_KEYWORDS:
+            return False
+        for regex, tool, note, rule in self._tools:
+            if regex.search(value):
+                self.report(rule, node, tool, detail=note)
+                return True
+        return False
 
     def _device_confidence(self, node: ast.AST) -> str:
         parent = self.parent(node)

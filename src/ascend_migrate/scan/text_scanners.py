@@ -74,7 +74,13 @@ def _package_index(kb: KnowledgeBase) -> dict[str, tuple[str, str]]:
     return index
 
 
-def _match_requirement(spec: str, index: dict[str, tuple[str, str]]) -> Optional[tuple[str, str, str]]:
+def _package_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, str]]:
+    """(regex over normalised names, kind, guidance) for package families named by pattern."""
+    return [(re.compile(pat), "package:" + pkg.key, pkg.guidance) for pkg in kb.packages for pat in pkg.patterns]
+
+
+def _match_requirement(spec: str, index: dict[str, tuple[str, str]],
+                       patterns: Iterable[tuple["re.Pattern[str]", str, str]] = ()) -> Optional[tuple[str, str, str]]:
     m = _REQ_NAME.match(spec)
     if not m:
         return None
@@ -85,7 +91,42 @@ def _match_requirement(spec: str, index: dict[str, tuple[str, str]]) -> Optional
         if key in index:
             kind, guidance = index[key]
             return raw, kind, guidance
+    for regex, kind, guidance in patterns:
+        if regex.match(base):
+            return raw, kind, guidance
     return None
+
+
+# Where CUDA builds of wheels come from: PyTorch's per-CUDA indexes (/whl/cu121), NVIDIA's index,
+# PyG wheel pages for +cuXXX builds. A `+cuXXX` local version pins a CUDA build by name.
+CUDA_WHEEL_URL = re.compile(
+    r"(?i)https?://[^\s'\"]*?(?:[/+]cu\d{2,3}(?![\w])|pypi(?:\.ngc)?\.nvidia\.com)[^\s'\"]*")
+CUDA_LOCAL_VERSION = re.compile(r"(?<=[\d*])\+cu\d{2,3}\b")
+_INDEX_OPTION = re.compile(r"^\s*(--extra-index-url|--index-url|-i|--find-links|-f)\b")
+
+
+def _cuda_wheel_sources(kb: KnowledgeBase, path: str, lines: list[str], pip_options: bool) -> list[Finding]:
+    """PK003: CUDA wheel indexes (in pip option lines, or anywhere for scripts) and +cuXXX pins."""
+    rules = kb.rules_of_kind("dependency-index")
+    if not rules:
+        return []
+    rule = rules[0]
+    out: list[Finding] = []
+    for lineno, line in enumerate(lines, 1):
+        code = line.split("#", 1)[0] if pip_options else line[: _comment_start(line, "sh")]
+        hits: list[tuple[int, int, str, str]] = []
+        if not pip_options or _INDEX_OPTION.match(code):
+            for m in CUDA_WHEEL_URL.finditer(code):
+                hits.append((m.start(), m.end(), m.group(0), "a wheel index of CUDA builds"))
+        for m in CUDA_LOCAL_VERSION.finditer(code):
+            if not any(a <= m.start() < b for a, b, _, _ in hits):
+                hits.append((m.start(), m.end(), m.group(0), "a CUDA build pinned by its local version"))
+        for start, end, symbol, detail in hits:
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
+                message=format_message(rule, symbol=symbol, detail=detail), severity=rule.severity,
+                confidence="high", snippet=line.strip()[:200], symbol=symbol))
+    return out
 
 
 def _dependency_lines(path: str, text: str) -> Iterable[tuple[int, int, str]]:
@@ -150,13 +191,16 @@ def _inside_array(lines: list[str], lineno: int, keys: tuple[str, ...]) -> bool:
 def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Finding], set[str]]:
     """PK001 findings for CUDA-only packages; returns also the frameworks declared."""
     index = _package_index(kb)
+    patterns = _package_patterns(kb)
     rule = kb.rule("PK001")
     findings: list[Finding] = []
     frameworks: set[str] = set()
     lines = text.splitlines()
+    name = path.rsplit("/", 1)[-1].lower()
+    findings.extend(_cuda_wheel_sources(kb, path, lines, pip_options=name.endswith((".txt", ".in"))))
     seen: set[tuple[int, str]] = set()
     for line, col, spec in _dependency_lines(path, text):
-        hit = _match_requirement(spec, index)
+        hit = _match_requirement(spec, index, patterns)
         if hit is None:
             continue
         raw, kind, guidance = hit
@@ -247,13 +291,72 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                     rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
                     message=format_message(rule, symbol=matched), severity=rule.severity,
                     confidence="low", snippet=line.strip()[:200], symbol=matched, fixes=fixes))
+        findings.extend(_config_env_and_tools(kb, path, lineno, line, code))
         rule = kb.rule("DS002")
         for m in _NCCL_ENV.finditer(code):
             findings.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
                 message=format_message(rule, symbol=m.group(0)), severity=rule.severity,
                 confidence="low", snippet=line.strip()[:200], symbol=m.group(0)))
+    if kind == "sh":
+        findings.extend(_cuda_wheel_sources(kb, path, text.splitlines(), pip_options=False))
     return findings
+
+
+def _env_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, dict, object]]:
+    return [(re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"), name, spec or {}, rule)
+            for rule in kb.rules_of_kind("env-table") for name, spec in rule.match["vars"].items()]
+
+
+def _tool_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, str, object]]:
+    return [(re.compile(r"(?<![\w.-])" + re.escape(tool) + r"(?![\w-])"), tool, note, rule)
+            for rule in kb.rules_of_kind("tool-command") for tool, note in rule.match["tools"].items()]
+
+
+_ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf)\s")
+
+
+def _in_echoed_text(code: str, index: int) -> bool:
+    """Is position `index` inside a quoted argument of echo/printf (a message, not a command)?"""
+    before = code[:index]
+    last = None
+    for last in _ECHO.finditer(before):
+        pass
+    if last is None:
+        return False
+    quoted = before[last.end():]
+    for quote in ('"', "'"):
+        if quoted.count(quote) % 2 == 1:
+            inside = quoted[quoted.rfind(quote) + 1:]
+            return "$(" not in inside and "`" not in inside  # "$(nvidia-smi -L)" runs the tool
+    return False
+
+
+def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
+    """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting) and
+    NV001 (nvidia-smi / nvcc invocations) in one config or script line."""
+    out: list[Finding] = []
+    for regex, name, spec, rule in _env_patterns(kb):
+        for m in regex.finditer(code):
+            fixes: tuple[Fix, ...] = ()
+            if spec.get("replace"):
+                edit = Edit(Position(lineno, m.start()), Position(lineno, m.end()), spec["replace"])
+                fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {spec['replace']}")
+                              for s in _CONFIG_STYLES)
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
+                message=format_message(rule, symbol=name, detail=spec.get("note", "")),  # type: ignore[arg-type]
+                severity=spec.get("level") or rule.severity, confidence="low",  # type: ignore[attr-defined]
+                snippet=line.strip()[:200], symbol=name, fixes=fixes))
+    for regex, tool, note, rule in _tool_patterns(kb):
+        for m in regex.finditer(code):
+            if _in_echoed_text(code, m.start()):
+                continue
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
+                message=format_message(rule, symbol=tool, detail=note), severity=rule.severity,  # type: ignore[arg-type, attr-defined]
+                confidence="low", snippet=line.strip()[:200], symbol=tool))
+    return out
 
 
 # --------------------------------------------------------------------------- launch scripts

@@ -1,0 +1,5 @@
+import torch
+
+
+def on_gpu(device):
+    return str(device).startswith("cuda:")

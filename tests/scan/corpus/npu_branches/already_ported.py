@@ -1,0 +1,67 @@
+"""Code that already branches for npu: one info finding per branch, never an error."""
+import torch  # expect: none
+
+try:
+    import torch_npu  # expect: none
+except ImportError:
+    torch_npu = None  # expect: none
+
+BACKENDS = {"cuda": "nccl", "npu": "hccl", "cpu": "gloo"}  # expect: none
+DEVICES = ("cuda", "npu", "xpu")  # expect: none
+KINDS = ["npu", "cuda"]  # expect: none
+ORDER = {"cuda": 0, "npu:0": 1}  # expect: none
+SUPPORTED = {"cuda", "npu"}  # expect: none
+CUDA_ONLY = {"cuda": "nccl", "cpu": "gloo"}  # expect: DV001, DS001
+
+
+def pick_device():
+    if torch_npu is not None and torch.npu.is_available():  # expect: none
+        torch.cuda.synchronize()  # expect: CU001:info
+        model_device = "cuda"  # expect: none
+        torch.cuda.empty_cache()  # expect: none
+    elif torch.cuda.is_available():
+        model_device = "cuda:0"  # expect: none
+    else:
+        model_device = "cpu"  # expect: none
+    return model_device
+
+
+def pick_backend(device):
+    if device.type == "npu":  # expect: none
+        backend = "hccl"  # expect: none
+    else:
+        backend = "nccl"  # expect: DS001
+    x = "npu" if hasattr(torch, "npu") else "cuda"  # expect: DV001:info
+    return backend, x
+
+
+def is_accelerator(device):
+    return device.type in ("cuda", "npu")  # expect: none
+
+
+def second_branch(is_npu):
+    if is_npu:  # expect: none
+        a = torch.cuda.get_device_capability()  # expect: CU101:info
+        b = torch.cuda.get_arch_list()  # expect: none
+        return a, b
+    return None  # expect: none
+
+
+def dist_table(kind):
+    return {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}[kind]  # expect: none
+
+
+def nested_branches(device, x):
+    if device.type == "npu":  # expect: none
+        if x.is_cuda:  # expect: DV003:info
+            torch.cuda.nvtx.range_push("a")  # expect: none
+        torch.cuda.set_device(0)  # expect: none
+    if device.type != "npu" and device.type == "cuda":  # expect: DV004:info
+        torch.cuda.set_device(1)  # expect: none
+    elif str(device).startswith("npu"):
+        torch.cuda.set_device(2)  # expect: none
+    if torch.cuda.is_available():  # expect: CU001:info
+        torch.cuda.set_device(3)  # expect: CU001
+        cap = torch.cuda.get_device_capability()  # expect: CU101:error
+        return cap
+    return None
