@@ -38,7 +38,8 @@ def test_older_python_fallbacks_are_declared():
     meta = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     declared = {dep.split(";")[0].split(">")[0].split("=")[0].split("<")[0].strip().lower()
                 for dep in meta["project"]["dependencies"]}
-    fallbacks = _fallback_imports() - {"torch", "torch_npu"}  # optional extras, probed at run time
+    stdlib = set(getattr(sys, "stdlib_module_names", ())) | {"sre_parse", "sre_constants"}
+    fallbacks = _fallback_imports() - {"torch", "torch_npu"} - stdlib  # extras are probed at run time
     assert "tomli" in fallbacks  # the case that broke Python 3.9/3.10 users
     assert fallbacks <= declared, f"imported on older Pythons but not declared: {fallbacks - declared}"
 

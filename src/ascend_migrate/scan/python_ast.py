@@ -1051,22 +1051,6 @@ class PythonAnalyzer(ast.NodeVisitor):
             self.report(self.kb.rule("CU111"), node, f"getattr({base}, ...)")
 
     # ----------------------------------------------------------------- strings and comparisons
-    def visit_Dict(self, node: ast.Dict) -> None:
-        # A table keyed by device type that already has an npu entry handles npu itself.
-        aware = any(_is_str(k) and "npu" in k.value.lower() for k in node.keys if k is not None)  # type: ignore[union-attr]
-        self._npu_depth += aware
-        self.generic_visit(node)
-        self._npu_depth -= aware
-
-    def _visit_collection(self, node: Union[ast.Tuple, ast.List, ast.Set]) -> None:
-        # ("cuda", "npu", ...): a list of device types that names npu handles npu itself.
-        aware = any(_is_str(e) and "npu" in e.value.lower() for e in node.elts)  # type: ignore[union-attr]
-        self._npu_depth += aware
-        self.generic_visit(node)
-        self._npu_depth -= aware
-
-    visit_Tuple = visit_List = visit_Set = _visit_collection  # type: ignore[assignment]
-
     def visit_Compare(self, node: ast.Compare) -> None:
         if len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn)) \
                 and isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set)):
@@ -1114,10 +1098,8 @@ class PythonAnalyzer(ast.NodeVisitor):
             return False
         self._handled.update(id(e) for e in cuda)
         rule = self.kb.rule("DV004")
-        if any(_is_str(e) and "npu" in e.value.lower() for e in options.elts):  # type: ignore[union-attr]
-            self._npu_depth += 1
-            self.report(rule, node, self.seg(node).replace("\n", " "))
-            self._npu_depth -= 1
+        if any(_is_str(e) and NPU_ENTRY.match(e.value) for e in options.elts):  # type: ignore[union-attr]
+            pass  # `in ("cuda", "npu")` already accepts npu devices: nothing to report
         else:
             fixes = [self._fix("transfer", rule, [self._replace(e, f"{self.seg(e)}, {self.seg(e).replace('cuda', 'npu')}")
                                                   for e in cuda], "accept npu devices as well"),

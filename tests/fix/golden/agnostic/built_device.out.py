@@ -1,7 +1,8 @@
 import torch
 
-# Device type chosen at run time: cuda, npu, xpu, ... or cpu.
-_device_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else "cpu"
+# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+_accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_device_type = _accel_type or "cpu"
 
 
 def device_for(rank, gpu):
