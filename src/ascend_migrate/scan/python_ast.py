@@ -753,7 +753,8 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     # ----------------------------------------------------------------- idioms
     def _report_private(self, node: ast.AST, qual: str) -> bool:
-        """torch.cuda._lazy_call and friends: reported at the first private component."""
+        """torch.cuda._lazy_call and friends: reported at the longest name ending in a private
+        component (torch.cuda._utils._get_device_index, not torch.cuda._utils)."""
         rule = self._private_rule
         assert rule is not None
         parts = qual.split(".")
@@ -765,8 +766,8 @@ class PythonAnalyzer(ast.NodeVisitor):
         private = [i for i, p in enumerate(parts) if i >= 2 and p.startswith("_") and not p.startswith("__")]
         if not private:
             return False
-        if rel not in npu_names and private[0] != len(parts) - 1:
-            return False
+        if rel not in npu_names and private[-1] != len(parts) - 1:
+            return False  # reported at the shorter name that ends in the private component
         npu = npu_names.get(rel)
         suffix = f"; on NPU use {npu}" if npu else "; it has no torch_npu twin"
         self.report(rule, node, qual, suffix=suffix, confidence=None if npu else "medium")
