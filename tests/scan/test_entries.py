@@ -215,3 +215,16 @@ def test_a_file_scanned_alone_is_judged_without_its_tree(tmp_path):
     stdlib_only = scan(tmp_path / "tidy.py", use_cache=False)
     assert stdlib_only.entry_points == []
     assert "never reaches torch" in stdlib_only.rejected_entry_points[0].reason
+
+
+def test_build_and_install_scripts_are_not_rewritten_as_launch_scripts(tmp_path):
+    (tmp_path / "install_rocm.sh").write_text("export CUDA_VISIBLE_DEVICES=0\npython setup.py develop\n")
+    (tmp_path / "run.sh").write_text("export CUDA_VISIBLE_DEVICES=0\npython train.py\n")
+    (tmp_path / "train.py").write_text("import torch\nprint(torch.ones(1).cuda())\n")
+    out = _migrate(tmp_path)
+    assert (out / "install_rocm.sh").read_text() == (tmp_path / "install_rocm.sh").read_text()
+    assert "CUDA_VISIBLE_DEVICES" not in (out / "run.sh").read_text()
+    changes = json.loads((out / "ascend-migrate-changes.json").read_text())
+    assert any(n.startswith("install_rocm.sh: a build, install or CI script") for n in changes["notes"])
+    assert {c["file"] for c in changes["changes"] if c["operation"] != "manual"} >= {"run.sh", "train.py"}
+    assert not any(c["file"] == "install_rocm.sh" and c["operation"] != "manual" for c in changes["changes"])

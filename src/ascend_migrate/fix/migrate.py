@@ -24,6 +24,7 @@ from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, _override_path, 
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
+from ascend_migrate.scan.entries import is_build_script
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
 from ascend_migrate.fix.runs import is_run_output, record_run
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
@@ -135,7 +136,11 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         try:
             job = classify(rel)
             full = base / rel if root.is_dir() else root
-            if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() or full.is_symlink():
+            build_config = job is not None and job.kind == "config" and is_build_script(rel)
+            if build_config:  # it configures a build or install, not the run the port is for
+                result.notes.append(f"{rel}: a build, install or CI script, not a launch script: not rewritten")
+            if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() \
+                    or full.is_symlink() or build_config:
                 manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
                           for f in scan_result.findings if f.path == rel and f.severity != "info"]
                 if manual:
