@@ -103,3 +103,12 @@ def test_patch_is_a_plain_unified_diff_git_can_apply(chain, home, tmp_path):
     proc = subprocess.run(["git", "apply", str(skill_dir / "manual.patch")], cwd=fresh, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     assert provenance.tree_hash(fresh) == replay["tree"]["sha256"]
+
+
+def test_replay_script_wrapper_runs_from_a_checkout():
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "replay_model_skill.py"), "--help"],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0 and "SKILL_DIR TARGET" in proc.stdout

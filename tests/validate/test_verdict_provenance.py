@@ -129,3 +129,14 @@ def test_capture_accepts_a_tensor_as_train_outputs(tmp_path):
     assert "output output: shape [3]" in res.output
     res = invoke("compare", golden, "--root", tmp_path)
     assert res.exit_code == 0 and "verdict: PASS" in res.output
+
+
+def test_capture_reports_an_entry_that_raises_without_a_traceback(tmp_path):
+    write_tree(tmp_path, {"entry.py": """
+        def train_steps(device, steps=2, seed=0):
+            raise RuntimeError("NVTX functions not installed")
+        """})
+    res = invoke("capture", "entry.py:train_steps", "--root", tmp_path, "-o", tmp_path / "g.pt")
+    assert res.exit_code == 1
+    assert "raised RuntimeError: NVTX functions not installed (at entry.py:2)" in res.output
+    assert "Traceback" not in res.output
