@@ -46,7 +46,13 @@ def chain(tmp_path_factory):
     res = am("validate", ported, "--device", "cpu", "--golden", golden)
     assert res.exit_code == 1 and "no-dataparallel failed" in res.output and "cuda-only-apis failed" in res.output
     _manual_edits(ported)
-    res = am("validate", ported, "--device", "cpu", "--golden", golden, "--confirm", "sync-before-timing",
+    # the team's own thresholds (here: the defaults with a tighter fp32 cosine), kept outside the tree
+    thresholds = base / "team-thresholds.yaml"
+    default = (REPO / "src" / "ascend_migrate" / "knowledge" / "thresholds.yaml").read_text()
+    assert default.count("cosine_min: 0.99\n") >= 1
+    thresholds.write_text(default.replace("cosine_min: 0.99\n", "cosine_min: 0.999\n", 1))
+    res = am("validate", ported, "--device", "cpu", "--golden", golden, "--thresholds", thresholds,
+             "--confirm", "sync-before-timing",
              "--note", "the trainer's wall-clock total is informational; no step timing is reported")
     assert res.exit_code == 0, res.output
     return base, original, ported, golden
@@ -69,6 +75,9 @@ def test_second_project_replays_to_the_validated_tree(chain, home):
     assert replay["manual_patch"]["removed"] == 6 and replay["manual_patch"]["added"] == 0
     assert replay["golden"]["kind"] == "train" and replay["golden"]["steps"] == 4
     assert "--steps 4" in replay["golden"]["capture_command"]
+    # the thresholds that passed travel with the skill, and the replay validates with them
+    assert (skill_dir / "thresholds.yaml").read_bytes() == (base / "team-thresholds.yaml").read_bytes()
+    assert "--thresholds SKILL_DIR/thresholds.yaml" in replay["validation"]["command"]
     assert replay["validation"]["confirmed"] == [
         {"id": "sync-before-timing", "note": "the trainer's wall-clock total is informational; no step timing is reported"}]
     text = (skill_dir / "SKILL.md").read_text()
@@ -81,6 +90,7 @@ def test_second_project_replays_to_the_validated_tree(chain, home):
     assert provenance.tree_hash(fresh) == report["provenance"]["tree"]["sha256"]
     again = load_report(fresh)
     assert again["verdict"] == "pass"
+    assert again["thresholds"]["used"]["outputs"]["cosine_min"] == 0.999
     assert {i["id"]: i["status"] for i in again["items"]}["loss-curve"] == "pass"
 
 
