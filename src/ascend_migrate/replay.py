@@ -119,13 +119,17 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
         raise ReplayError("the skill stores no golden file; capture one with "
                           f"`{(record.get('golden') or {}).get('capture_command')}` and run "
                           f"`ascend-migrate validate {target} --device {device} --golden golden.pt`")
-    vopts = (record.get("validation") or {}).get("options") or {}
-    thresholds_file = vopts.get("thresholds_file")
-    thresholds = load_thresholds(thresholds_file) if thresholds_file and Path(thresholds_file).is_file() else load_thresholds()
+    validation = record.get("validation") or {}
+    vopts = validation.get("options") or {}
+    stored = validation.get("thresholds_file")  # the thresholds the port passed, kept in the skill
+    if stored and not (skill_dir / stored).is_file():
+        raise ReplayError(f"{skill_dir / stored}: missing; the port was validated with these thresholds")
+    thresholds = load_thresholds(str(skill_dir / stored)) if stored else load_thresholds()
     device = parse_device(device)
     echo(f"4/4 validate on {device} against {golden_rel}")
     opts = ValidateOptions(device=device, golden=skill_dir / golden_rel, entry=vopts.get("entry"),
                            autocast=vopts.get("autocast"), dtype=vopts.get("dtype"), thresholds=thresholds,
+                           thresholds_file=str((skill_dir / stored).resolve()) if stored else None,
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
                            ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"))
     report = validate_project(target, opts)

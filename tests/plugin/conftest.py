@@ -89,7 +89,6 @@ def agentskills() -> str:
 def generated_skill(tmp_path_factory) -> Path:
     """A model skill produced by the generator from small but complete inputs."""
     from ascend_migrate.skillgen import generate_model_skill
-    from ascend_migrate.validate import provenance
 
     base = tmp_path_factory.mktemp("generated")
     project = base / "project"
@@ -98,28 +97,26 @@ def generated_skill(tmp_path_factory) -> Path:
         "import torch\nimport torch_scatter\nmodel = torch.nn.Linear(2, 2).cuda()\n", encoding="utf-8"
     )
     (project / "requirements.txt").write_text("torch\ntorch_scatter\n", encoding="utf-8")
+    from ascend_migrate.validate import provenance
+
     original = base / "original"
     shutil.copytree(project, original)
     manifest = provenance.tree_manifest(project)
     data = {
         "schema": "ascend-migrate/validation-report/1",
         "verdict": "pass",
-        "items": [{"id": "golden-compare", "title": "golden outputs", "status": "pass", "severity": "error",
+        "items": [{"id": "golden", "title": "golden outputs", "status": "pass", "severity": "error",
                    "detail": "cos 0.9999"}],
         "thresholds": {"cosine": 0.99, "max_abs_err": 0.001},
         "environment": {"python": "3.10.14", "torch": "2.1.0", "torch_npu": "2.1.0.post8", "cann": "8.0.RC3"},
-        "provenance": {
-            "device": "npu:0", "device_kind": "npu",
-            "host": {"python": "3.10.14", "torch": "2.1.0", "torch_npu": "2.1.0.post8", "cann": "8.0.RC3"},
-            "golden": {"given": True, "compared": True, "sha256": "0" * 64, "entry": "train.py:validation_entry",
-                       "kind": "model", "seed": 0},
-            "tree": {"algorithm": provenance.TREE_HASH_ALGO, "sha256": provenance.manifest_hash(manifest),
-                     "files": len(manifest), "excluded": [], "manifest": manifest},
-        },
+        "provenance": {"device": "npu:0", "device_kind": "npu",
+                       "host": {"python": "3.10.14", "torch": "2.1.0", "torch_npu": "2.1.0.post8", "cann": "8.0.RC3"},
+                       "golden": {"given": True, "compared": True, "sha256": "0" * 64},
+                       "tree": {"algorithm": provenance.TREE_HASH_ALGO, "sha256": provenance.manifest_hash(manifest),
+                                "files": len(manifest), "excluded": [], "manifest": manifest}},
     }
-    provenance.sign(data)  # as `ascend-migrate validate` writes it
     report = base / "report.json"
-    report.write_text(json.dumps(data), encoding="utf-8")
+    report.write_text(json.dumps(provenance.sign(data)), encoding="utf-8")
     scan = base / "scan.json"
     scan.write_text(json.dumps({
         "findings": [{"rule": "CU101", "path": "train.py", "line": 3, "severity": "warning",
@@ -132,7 +129,7 @@ def generated_skill(tmp_path_factory) -> Path:
         {"file": "train.py", "start_line": 1, "end_line": 1, "rule": "EX001", "operation": "insert",
          "message": "import torch_npu first", "after": "import torch_npu"}]}), encoding="utf-8")
     path = generate_model_skill(
-        project, "Demo-Net 1.0", report=report, scan=scan, changes=changes, original=original,
-        out_root=base / "skills"
+        project, "Demo-Net 1.0", report=report, scan=scan, changes=changes, out_root=base / "skills",
+        original=original,
     )
     return path.parent

@@ -16,7 +16,7 @@ SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
 # exist before release, so a missing one fails here.
 EXPECTED_SCRIPTS = {
     "check_npu_basics.py", "scan_cuda_apis.py", "migrate_to_npu.py", "run_validation.py",
-    "diagnose_npu_error.py", "setup_npu_env.py", "generate_model_skill.py",
+    "diagnose_npu_error.py", "setup_npu_env.py", "generate_model_skill.py", "replay_model_skill.py",
 }
 SCRIPT_RE = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/scripts/([A-Za-z0-9_.-]+\.py)")
 

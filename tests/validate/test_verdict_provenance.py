@@ -129,3 +129,36 @@ def test_capture_accepts_a_tensor_as_train_outputs(tmp_path):
     assert "output output: shape [3]" in res.output
     res = invoke("compare", golden, "--root", tmp_path)
     assert res.exit_code == 0 and "verdict: PASS" in res.output
+
+
+def test_capture_reports_an_entry_that_raises_without_a_traceback(tmp_path):
+    write_tree(tmp_path, {"entry.py": """
+        def train_steps(device, steps=2, seed=0):
+            raise RuntimeError("NVTX functions not installed")
+        """})
+    res = invoke("capture", "entry.py:train_steps", "--root", tmp_path, "-o", tmp_path / "g.pt")
+    assert res.exit_code == 1
+    assert "raised RuntimeError: NVTX functions not installed (at entry.py:2)" in res.output
+    assert "Traceback" not in res.output
+
+
+def test_files_the_validation_run_writes_are_not_part_of_the_validated_tree(tmp_path, monkeypatch):
+    """An entry that writes a log into the tree: the tree hash is the tree before the run."""
+    root = write_tree(tmp_path / "p", {"entry.py": """
+        import torch
+
+        def validation_entry(device="cpu"):
+            with open("run.log", "a") as fh:
+                fh.write("ran\\n")
+            return torch.nn.Linear(3, 2), (torch.ones(1, 3),)
+        """})
+    golden = tmp_path / "g.pt"
+    assert invoke("capture", "entry.py:validation_entry", "--root", root, "-o", golden).exit_code == 0
+    (root / "run.log").unlink()
+    before = provenance.tree_hash(root)
+    monkeypatch.setattr(runner, "_scan", lambda path: (make_scan(root), None))
+    report = runner.validate_project(root, runner.ValidateOptions(environment={}, golden=golden))
+    assert (root / "run.log").is_file()
+    tree = report["provenance"]["tree"]
+    assert tree["written_by_run"] == ["run.log"] and "run.log" in tree["excluded"]
+    assert tree["sha256"] == before == provenance.tree_hash(root, tree["excluded"])

@@ -152,6 +152,14 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
         entry_file = f"entry/{target}"
         bundle.files[entry_file] = (project / target).read_bytes()
     vopts = dict(report.get("options") or {})
+    thresholds_file = None
+    if vopts.get("thresholds_file"):
+        tpath = Path(vopts["thresholds_file"])
+        if not tpath.is_file():
+            raise SkillGenError(f"the validation used --thresholds {tpath}, which no longer exists; the skill must "
+                                "store the thresholds that passed. Restore the file or re-run `ascend-migrate validate`")
+        thresholds_file = "thresholds.yaml"
+        bundle.files[thresholds_file] = tpath.read_bytes()
     capture = (f"ascend-migrate validate capture {entry_spec} --root ORIGINAL_CHECKOUT --device cuda:0 "
                f"--seed {golden.get('seed') or 0}"
                + (f" --steps {golden['steps']}" if golden.get("kind") == "train" and golden.get("steps") else "")
@@ -164,6 +172,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
             validate_cmd += f" {flag} {vopts[key]}"
     if vopts.get("ddp") is False:
         validate_cmd += " --no-ddp"
+    if thresholds_file:
+        validate_cmd += f" --thresholds SKILL_DIR/{thresholds_file}"
     bundle.replay = {
         "schema": REPLAY_SCHEMA,
         "model": slug,
@@ -180,7 +190,7 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
         "golden": {"sha256": golden.get("sha256"), "file": golden_file, "kind": golden.get("kind"),
                    "seed": golden.get("seed"), "steps": golden.get("steps"), "dtype": golden.get("dtype"),
                    "captured_on": golden.get("captured_on"), "capture_command": capture},
-        "validation": {"options": vopts, "command": validate_cmd,
+        "validation": {"options": vopts, "command": validate_cmd, "thresholds_file": thresholds_file,
                        "thresholds": (report.get("thresholds") or {}).get("used"),
                        "report_checksum": (report.get("checksum") or {}).get("value"),
                        "verdict": report.get("verdict"),

@@ -20,7 +20,8 @@ from ascend_migrate.skillgen.errors import SkillGenError
 
 # Files the generator may have written earlier; with --force, ones the new render does not
 # produce are removed so the folder never mixes two generations.
-GENERATED_EXTRAS = ("references/code-changes.md", "references/validation-items.md", "manual.patch", "replay.json")
+GENERATED_EXTRAS = ("references/code-changes.md", "references/validation-items.md", "manual.patch", "replay.json",
+                    "thresholds.yaml")
 GENERATED_DIRS = ("entry", "golden", "files")  # replay bundle folders: stale files are removed with --force
 
 

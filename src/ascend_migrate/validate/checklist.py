@@ -105,6 +105,8 @@ def render_checklist_reference() -> str:
         "project's validation entry, and manual items are confirmed with `--confirm ID`.",
         "A failing or unconfirmed item of severity `error` makes the verdict `fail`;",
         "`warning` items are reported with their evidence and do not change the verdict.",
+        "Confirming needs a reason (`--confirm ID --note REASON`): an undecided item of either",
+        "severity and a failed `warning` can be confirmed; a failed `error` item cannot, it must be fixed.",
         "",
         "| ID | Item | Kind | Severity |",
         "|---|---|---|---|",

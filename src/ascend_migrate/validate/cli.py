@@ -197,6 +197,21 @@ def _print_text(report: dict[str, Any]) -> None:
         click.echo(f"  note: validated on {prov.get('device')}, not an NPU")
 
 
+def _where(exc: BaseException, root: Path) -> str:
+    """' (at FILE:LINE)' for the innermost traceback frame inside the project, if any."""
+    import traceback
+
+    root = Path(root).resolve()
+    where = ""
+    for frame in traceback.extract_tb(exc.__traceback__):
+        try:
+            rel = Path(frame.filename).resolve().relative_to(root)
+        except (ValueError, OSError):
+            continue
+        where = f" (at {rel.as_posix()}:{frame.lineno})"
+    return where
+
+
 @validate_command.command(name="capture")
 @click.argument("entry")
 @click.option("--device", default="cpu", show_default=True, help=f"Reference device: {DEVICE_HELP}.")
@@ -221,6 +236,10 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
         golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast))
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # the entry itself raised: say where, without a wall of traceback
+        click.echo(f"error: running {entry} on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)
+        click.echo("  the entry must run on the reference device as it is; see references/entry-contract.md", err=True)
         sys.exit(1)
     meta = golden.meta
     click.echo(f"captured {meta['kind']} entry {entry} on {device} ({meta['device_name']}), dtype {meta['dtype']}, seed {seed}")
@@ -257,6 +276,9 @@ def compare_command(golden: Path, device: str, entry: Optional[str], root: Path,
         raise click.BadParameter(str(exc), param_hint="GOLDEN") from exc
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # the entry itself raised
+        click.echo(f"error: running the entry on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)
         sys.exit(1)
     data = {"schema": "ascend-migrate/comparison-report/1", "verdict": result.status,
             "thresholds": {"dtype": result.dtype, "outputs": thresholds.gate(result.dtype).to_dict(),

@@ -22,7 +22,7 @@ TREE_HASH_ALGO = "sha256/files-v1"
 CHECKSUM_ALGO = "sha256/canonical-json-v1"
 SKIP_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
-    ".ascend-migrate", ".ipynb_checkpoints", ".idea", ".vscode", "node_modules", ".venv", "venv",
+    ".ascend-migrate", ".ascend-migrate-cache", ".ipynb_checkpoints", ".idea", ".vscode", "node_modules", ".venv", "venv",
 }
 SKIP_SUFFIXES = (".pyc", ".pyo")
 OWN_PREFIX = "ascend-migrate-"

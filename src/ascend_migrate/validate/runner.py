@@ -134,6 +134,9 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         scan_result, scan_error = _scan(path)
     confirmations = load_confirmations(path)
 
+    # the tree as validated: hashed before any entry runs (runs may write logs, data, checkpoints)
+    golden_rel = _rel_inside(opts.golden, root)
+    tree_before = provenance.tree_manifest(root, [golden_rel] if golden_rel else [])
     ctx = StaticContext(scan=scan_result or ScanResult(root=str(path)), project=project, thresholds=thresholds)
     dynamic = _Dynamic(opts, root, thresholds, project)
     items: list[dict[str, Any]] = []
@@ -195,7 +198,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         "scan": _scan_section(scan_result, scan_error, project),
         "environment": environment,
         "options": _options_record(opts, root),
-        "provenance": _provenance(opts, root, environment, dynamic, items),
+        "provenance": _provenance(opts, root, environment, dynamic, items, tree_before),
     }
     return provenance.sign(report)
 
@@ -229,13 +232,17 @@ def device_kind(device: str) -> str:
 
 
 def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], dynamic: "_Dynamic",
-                items: list[dict[str, Any]]) -> dict[str, Any]:
+                items: list[dict[str, Any]], before: dict[str, str]) -> dict[str, Any]:
     statuses = {i["id"]: i["status"] for i in items}
     compared = opts.golden is not None and dynamic.comparison is not None and (
         statuses.get("golden-outputs") in ("pass", "fail") or statuses.get("loss-curve") in ("pass", "fail"))
     golden_rel = _rel_inside(opts.golden, root)
     excluded = [golden_rel] if golden_rel else []
-    manifest = provenance.tree_manifest(root, excluded)
+    # files the validation run itself wrote or changed are outputs of the run, not the port
+    after = provenance.tree_manifest(root, excluded)
+    written = sorted(rel for rel in after if before.get(rel) != after[rel])
+    excluded += written
+    manifest = {rel: digest for rel, digest in before.items() if rel not in written}
     golden: dict[str, Any] = {"given": opts.golden is not None, "compared": bool(compared)}
     if opts.golden is not None:
         golden.update({
@@ -263,6 +270,7 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
             "files": len(manifest),
             "manifest": manifest,
             "excluded": excluded,
+            "written_by_run": written,
             "own_outputs_excluded": "`.ascend-migrate/`, `ascend-migrate-*` change lists, reports with an "
                                     "ascend-migrate schema id; list them with `ascend-migrate validate own-files PATH`",
         },
