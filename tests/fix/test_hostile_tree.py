@@ -472,3 +472,19 @@ def test_validate_on_an_unwritable_tree_exits_2_with_a_message(tmp_path, monkeyp
     assert result.exit_code == 2, result.output
     assert "Permission denied" in result.output and "--report-dir" in result.output
     assert outside(tmp_path) == before
+
+
+def test_every_rewritten_module_compiles(tmp_path):
+    """The parser accepts code the compiler rejects (an irrefutable `case` before others); a
+    rewrite that would produce it is not written."""
+    src = write(tmp_path / "src", {
+        "dispatch.py": "import torch\n\ndef props(device_type):\n    match device_type:\n"
+                       "        case \"cuda\":\n            return torch.cuda.get_device_properties(0)\n"
+                       "        case _:\n            return None\n",
+        "train.py": TRAIN,
+    })
+    out = tmp_path / "out"
+    proc = run("migrate", str(src), "--style", "agnostic", "--output", str(out))
+    assert proc.returncode in (0, 1), proc.err
+    assert assert_modules_compile(out) == 2
+    assert b"to(_device_type)" in (out / "train.py").read_bytes()
