@@ -488,3 +488,16 @@ def test_every_rewritten_module_compiles(tmp_path):
     assert proc.returncode in (0, 1), proc.err
     assert assert_modules_compile(out) == 2
     assert b"to(_device_type)" in (out / "train.py").read_bytes()
+
+
+def test_validate_does_not_read_own_outputs_and_lists_them(tmp_path):
+    from ascend_migrate.validate.project import load_project
+
+    src = write(tmp_path / "src", {"train.py": TRAIN, "launch.json": '{"dist_backend": "hccl"}\n'})
+    assert run("scan", str(src), "--format", "json", "-o", str(src / "reports" / "scan.json")).returncode == 0
+    assert run("migrate", str(src), "--write").returncode == 0
+    project = load_project(src)
+    assert project.config_files == ["launch.json"]
+    skipped = dict(project.skipped)
+    assert skipped["reports/scan.json"] == "written by ascend-migrate (scan report)"
+    assert skipped["ascend-migrate-changes.json"] == "written by ascend-migrate"
