@@ -475,3 +475,36 @@ def test_validate_on_an_unwritable_tree_exits_2_with_a_message(tmp_path, monkeyp
     assert result.exit_code == 2, result.output
     assert "Permission denied" in result.output and "--report-dir" in result.output
     assert outside(tmp_path) == before
+
+
+def test_every_rewritten_module_compiles(tmp_path):
+    """The parser accepts code the compiler rejects (an irrefutable `case` before others); a
+    rewrite that would produce it is not written."""
+    src = write(tmp_path / "src", {
+        "dispatch.py": "import torch\n\ndef props(device_type):\n    match device_type:\n"
+                       "        case \"cuda\":\n            return torch.cuda.get_device_properties(0)\n"
+                       "        case _:\n            return None\n",
+        "train.py": TRAIN,
+        "late_import.py": '"""Prelude."""\nimport os\nimport sys\nsys.path.insert(0, os.getcwd())\nimport torch\n\n'
+                          'x = torch.zeros(1).cuda()\n',
+        "decorated_first.py": "@staticmethod\ndef f():\n    pass\nimport torch\ny = torch.ones(1).cuda()\n",
+        "nested.py": 'import torch\nd = torch.device("cuda", torch.cuda.current_device())\n',
+    })
+    out = tmp_path / "out"
+    proc = run("migrate", str(src), "--style", "agnostic", "--output", str(out))
+    assert proc.returncode in (0, 1), proc.err
+    assert assert_modules_compile(out) == 5
+    assert b"to(_device_type)" in (out / "train.py").read_bytes()
+
+
+def test_validate_does_not_read_own_outputs_and_lists_them(tmp_path):
+    from ascend_migrate.validate.project import load_project
+
+    src = write(tmp_path / "src", {"train.py": TRAIN, "launch.json": '{"dist_backend": "hccl"}\n'})
+    assert run("scan", str(src), "--format", "json", "-o", str(src / "reports" / "scan.json")).returncode == 0
+    assert run("migrate", str(src), "--write").returncode == 0
+    project = load_project(src)
+    assert project.config_files == ["launch.json"]
+    skipped = dict(project.skipped)
+    assert skipped["reports/scan.json"] == "written by ascend-migrate (scan report)"
+    assert skipped["ascend-migrate-changes.json"] == "written by ascend-migrate"

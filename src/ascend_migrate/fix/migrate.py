@@ -174,6 +174,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
                     problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
                 else:
                     problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind, coverage, text)
+                if not problem and job.kind == "python":
+                    problem = _compile_problem(text, rewritten.text, rel)
                 if problem:
                     outcome.error = problem
                     outcome.changes = []
@@ -193,6 +195,25 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
             result.files.append(FileOutcome(rel, b"", error=f"internal error: {type(exc).__name__}: {exc}",
                                             internal=True))
     return result
+
+
+def _compile_problem(old: str, new: str, rel: str) -> str:
+    """'' unless the rewrite stops a module that compiled from compiling (the parser accepts some
+    code the compiler rejects, e.g. an unreachable `case` pattern)."""
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            compile(new, rel, "exec", dont_inherit=True)
+            return ""
+        except (SyntaxError, ValueError) as exc:
+            problem = f"rewritten code does not compile (line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)})"
+        try:
+            compile(old, rel, "exec", dont_inherit=True)
+        except (SyntaxError, ValueError):
+            return ""  # it did not compile before either
+    return problem
 
 
 def _package_inits(base: Path) -> set[str]:

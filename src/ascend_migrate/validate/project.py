@@ -79,6 +79,7 @@ def load_project(root: Path | str) -> Project:
         if suffix not in (".py", *CONFIG_SUFFIXES):
             continue
         if name.startswith(OWN_FILES_PREFIX) and suffix != ".py":
+            project.skipped.append((rel, "written by ascend-migrate"))
             continue  # change lists and reports written by this toolkit
         try:
             size = os.path.getsize(root / rel)
@@ -88,8 +89,10 @@ def load_project(root: Path | str) -> Project:
         if size > MAX_BYTES:
             project.skipped.append((rel, f"larger than {MAX_BYTES} bytes"))
             continue
-        if head and own_output_kind(name, head):
-            continue  # a report or change list of this toolkit, wherever it was written
+        own = own_output_kind(name, head) if head else None
+        if own:  # a report or change list of this toolkit, wherever it was written
+            project.skipped.append((rel, f"written by ascend-migrate ({own})"))
+            continue
         if suffix == ".py":
             project.python_files.append(rel)
         else:
