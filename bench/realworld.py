@@ -659,7 +659,7 @@ def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str])
         "expected_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected],
         "missed_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected if r not in inj],
         "injected_imported": [{"file": r, "imported_by": sorted(importers[r])[:3], "importers": len(importers[r]),
-                               "also_run_by_users": sorted(evidence.get(r, ()))}
+                               "also_run_by_users": sorted(evidence.get(r, set()) - {"main guard"})}
                               for r in sorted(inj) if r in importers],
         "injected_other": [],
         "notebooks": len(notebooks),

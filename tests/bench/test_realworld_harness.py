@@ -264,3 +264,17 @@ def test_output_is_stable_and_the_markdown_has_the_table(run_result):
     table_line = next(line for line in md.splitlines() if line.startswith("| tinyproj |"))
     assert table_line.count("|") == rw.TABLE_HEAD.count("|")
     assert f"| {row['files']} ({row['python_files']}) |" in table_line
+
+
+def test_imported_module_also_launched_is_flagged(tmp_path):
+    files = {
+        "runner.py": "import torch\nimport trainer\ntrainer.go()\n",
+        "trainer.py": "import torch\ndef go():\n    pass\nif __name__ == '__main__':\n    go()\n",
+        "notes.md": "    python trainer.py\n    python runner.py\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    ent = rw.entry_analysis(tmp_path, tmp_path, rw.walk_files(tmp_path), ["trainer.py"])
+    assert ent["injected_imported"] == [{"file": "trainer.py", "imported_by": ["runner.py"], "importers": 1,
+                                         "also_run_by_users": ["launched by notes.md"]}]
+    assert [e["file"] for e in ent["missed_entries"]] == ["runner.py"]
