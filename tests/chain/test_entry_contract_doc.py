@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 from chainhelpers import REPO, am, load_report
+import pytest
+
+pytestmark = pytest.mark.needs_torch  # runs torch
 
 DOC = REPO / "references" / "entry-contract.md"
 

@@ -13,6 +13,8 @@ from ascend_migrate.validate import provenance
 
 from chainhelpers import REPO, am, copy_project, load_report
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 EXAMPLE = REPO / "examples" / "cifar_trainer"
 
 

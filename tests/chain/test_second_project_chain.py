@@ -14,6 +14,8 @@ from ascend_migrate.validate import provenance
 
 from chainhelpers import REPO, am, copy_project, load_report, replace_once
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 FIXTURE = REPO / "tests" / "fixtures" / "chain" / "charlm"
 
 

@@ -23,6 +23,7 @@ def clean_env(**extra):
     return env
 
 
+@pytest.mark.needs_torch
 def test_cpu_passes_end_to_end_with_matmul():
     t0 = time.monotonic()
     res = run(["check", "--device", "cpu", "--json"], env=clean_env())
@@ -45,6 +46,7 @@ def test_npu_on_machine_without_npu_says_so_plainly():
     assert "torch_npu is not installed" in res.stdout
 
 
+@pytest.mark.needs_torch
 def test_hccl_gloo_on_cpu():
     res = run(["check", "--device", "cpu", "--hccl", "--json", "--timeout", "90"], env=clean_env())
     st = {s["id"]: s for s in json.loads(res.stdout)["stages"]}
@@ -58,6 +60,7 @@ def test_usage_errors_exit_2(args):
     assert res.returncode == 2 and "Error" in res.stderr
 
 
+@pytest.mark.needs_torch
 def test_script_runs_from_checkout_without_install(tmp_path):
     env = clean_env(PYTHONPATH="")
     res = subprocess.run([sys.executable, str(REPO / "scripts" / "check_npu_basics.py"), "--device", "cpu"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)

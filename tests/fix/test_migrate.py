@@ -167,6 +167,7 @@ def _losses(script: Path, *args: str) -> bytes:
     return log.read_bytes()
 
 
+@pytest.mark.needs_torch
 def test_example_agnostic_port_runs_on_cpu_with_identical_losses(tmp_path):
     original = tmp_path / "original"
     import shutil
@@ -271,6 +272,7 @@ def test_notebook_in_an_unusual_json_layout_is_reported_not_rewritten(tmp_path):
     assert result.errors and "JSON layout" in result.errors[0].error
 
 
+@pytest.mark.needs_torch
 def test_helper_is_kept_when_the_first_statement_after_the_imports_is_rewritten():
     """The `_device_type` definition and a fix of the next line start at the same offset: both apply
     (the definition used to be dropped, leaving `_device_type` undefined)."""

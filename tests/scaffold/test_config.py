@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import pytest
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 
 @pytest.mark.parametrize("override, message", [
     ("optim.lrr=1e-3", "unknown config key 'optim.lrr' (did you mean 'optim.lr'?)"),

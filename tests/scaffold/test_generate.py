@@ -8,6 +8,7 @@ from click.testing import CliRunner
 
 from ascend_migrate import __version__
 from ascend_migrate.cli import cli
+import pytest
 
 
 def test_writes_train_and_config(tmp_path):
@@ -66,6 +67,7 @@ def test_help_names_the_command_and_files():
         assert word in res.output
 
 
+@pytest.mark.needs_torch
 def test_shipped_config_matches_the_script_defaults(scaffold_dir, train_mod):
     """config.yaml lists every key the script knows, with the script's defaults."""
     shipped = yaml.safe_load((scaffold_dir / "config.yaml").read_text(encoding="utf-8"))

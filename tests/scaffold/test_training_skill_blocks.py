@@ -10,6 +10,9 @@ import textwrap
 from pathlib import Path
 
 from markdown_it import MarkdownIt
+import pytest
+
+pytestmark = pytest.mark.needs_torch  # runs torch
 
 SKILL = Path(__file__).resolve().parents[2] / "skills" / "npu-training"
 PYTHON_INFOS = {"python", "py", "python3"}

@@ -15,6 +15,8 @@ from ascend_migrate.validate import runner
 
 from vhelpers import TINY, make_scan, write_tree
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -7,6 +7,8 @@ from ascend_migrate.validate.ddp import judge_ranks, run_ddp_smoke
 
 from vhelpers import TINY
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 
 def test_two_real_processes_finish_and_agree(thresholds):
     result = run_ddp_smoke("tiny_model.py:ddp_train", TINY, "cpu", thresholds.ddp, steps=2, timeout_s=240)

@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-import torch
+
+torch = pytest.importorskip("torch")  # the oldest-Python run has no torch
 
 from ascend_migrate.validate.dynamic import capture, compare
 from ascend_migrate.validate.entry import EntryError, run_entry

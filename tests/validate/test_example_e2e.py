@@ -11,6 +11,8 @@ import pytest
 
 from ascend_migrate.validate.runner import ValidateOptions, validate_project
 
+pytestmark = pytest.mark.needs_torch  # runs torch
+
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "cifar_trainer"
 HAVE_EXAMPLE = (EXAMPLE / "train.py").is_file()

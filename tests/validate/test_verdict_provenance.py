@@ -110,6 +110,7 @@ def test_tree_hash_ignores_own_outputs_and_sees_edits(tmp_path):
     assert set(res.output.split()) == {"scan.json", "ascend-migrate-changes.csv", ".ascend-migrate/x.json"}
 
 
+@pytest.mark.needs_torch
 def test_capture_accepts_a_tensor_as_train_outputs(tmp_path):
     write_tree(tmp_path, {"entry.py": """
         import torch
@@ -131,6 +132,7 @@ def test_capture_accepts_a_tensor_as_train_outputs(tmp_path):
     assert res.exit_code == 0 and "verdict: PASS" in res.output
 
 
+@pytest.mark.needs_torch
 def test_capture_reports_an_entry_that_raises_without_a_traceback(tmp_path):
     write_tree(tmp_path, {"entry.py": """
         def train_steps(device, steps=2, seed=0):
@@ -142,6 +144,7 @@ def test_capture_reports_an_entry_that_raises_without_a_traceback(tmp_path):
     assert "Traceback" not in res.output
 
 
+@pytest.mark.needs_torch
 def test_files_the_validation_run_writes_are_not_part_of_the_validated_tree(tmp_path, monkeypatch):
     """An entry that writes a log into the tree: the tree hash is the tree before the run."""
     root = write_tree(tmp_path / "p", {"entry.py": """

@@ -592,8 +592,34 @@ def _installed_package(rel: str, files: Mapping[str, object]) -> str:
     return parts[0]
 
 
+def _stdlib_names() -> frozenset:
+    """Top-level names of the standard library. Python 3.10+ lists them; on older Pythons they
+    are read off the interpreter's own library folder (and its compiled modules)."""
+    global _STDLIB
+    if _STDLIB is None:
+        names = set(getattr(sys, "stdlib_module_names", ()))
+        if not names:
+            import sysconfig
+
+            names.update(sys.builtin_module_names)
+            stdlib = sysconfig.get_paths()["stdlib"]
+            for folder in (stdlib, os.path.join(stdlib, "lib-dynload")):
+                try:
+                    entries = os.listdir(folder)
+                except OSError:
+                    continue
+                for name in entries:
+                    if name != "site-packages" and not name.startswith("."):
+                        names.add(name.split(".", 1)[0])
+        _STDLIB = frozenset(names)
+    return _STDLIB
+
+
+_STDLIB: Optional[frozenset] = None
+
+
 def _may_reach_torch(facts: EntryFacts) -> bool:
-    stdlib = getattr(sys, "stdlib_module_names", frozenset())
+    stdlib = _stdlib_names()
     return any(ref.level or ref.module.split(".", 1)[0] not in stdlib for ref in facts.imports)
 
 

@@ -27,6 +27,8 @@ AUTOCAST_CUDA_PARAMS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.a
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 # The CUDA part of a device string completed at run time: "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + s
 BUILT_DEVICE = re.compile(r"^cuda:(\{[^{}]*\}|%[dis]|)$")
+# `case "cuda":` patterns exist from Python 3.10; older parsers never produce them.
+MATCH_VALUE: tuple = tuple(getattr(ast, name) for name in ("MatchValue",) if hasattr(ast, name))
 NPU_ENTRY = re.compile(r"^(npu(:\d+)?|hccl)$")
 TYPE_CHECKS = {"isinstance", "issubclass"}
 PROSE_KEYWORDS = {"help", "description", "epilog", "msg", "message", "doc", "usage"}
@@ -1245,7 +1247,7 @@ class PythonAnalyzer(ast.NodeVisitor):
         quote = raw[-1] if raw[-1:] in "\"'" else '"'
         simple = raw[:1] in "\"'" and raw.count(quote) == 2
         fixes = []
-        if isinstance(parent, ast.MatchValue):
+        if isinstance(parent, MATCH_VALUE):
             # `case "cuda":` cannot name a run-time value: the match needs an if/elif by hand.
             self.report(rule, node, value, confidence=self._device_confidence(node),
                         suffix=" (a match pattern: test `_accel_type or \"cuda\"` in an if/elif instead)")

@@ -1,0 +1,27 @@
+"""Suite-wide switches.
+
+The suite also runs on the oldest supported Python, where no torch wheel exists: the scanner,
+migrator, reports and diagnose must work there without torch. Tests that run torch (capture,
+validate, the training scaffold, CPU checks) carry `needs_torch` and are skipped only when torch
+cannot be imported; everywhere else they run.
+"""
+from __future__ import annotations
+
+import importlib.util
+
+import pytest
+
+HAS_TORCH = importlib.util.find_spec("torch") is not None
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "needs_torch: runs torch (skipped where torch is not installed)")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if HAS_TORCH:
+        return
+    skip = pytest.mark.skip(reason="needs torch, which this Python has no wheel for")
+    for item in items:
+        if item.get_closest_marker("needs_torch"):
+            item.add_marker(skip)
