@@ -485,18 +485,19 @@ def launch_mentions(root: Path, files: list[str], py_files: set[str]) -> dict[st
             if not m:
                 continue
             rest = line[m.end():]
-            targets = []
             tok = PY_TOKEN.search(rest)
-            if tok:
-                targets.append(tok.group(1))
             mod = MODULE_TOKEN.search(" " + rest)
+            hit = None
             if mod and (not tok or mod.start() < tok.start() + 1):
+                # `python -m pkg.mod`: a module of the tree, or a launcher such as
+                # torch.distributed.launch followed by the script
                 name = mod.group(1).replace(".", "/")
-                targets = [name + ".py", name + "/__main__.py"]
-            for target in targets:
-                hit = _resolve_mention(target, doc_dir, py_files, by_name)
-                if hit:
-                    found.setdefault(hit, set()).add(f"launched by {doc}")
+                for target in (name + ".py", name + "/__main__.py"):
+                    hit = hit or _resolve_mention(target, doc_dir, py_files, by_name)
+            if hit is None and tok:
+                hit = _resolve_mention(tok.group(1), doc_dir, py_files, by_name)
+            if hit:
+                found.setdefault(hit, set()).add(f"launched by {doc}")
     return found
 
 

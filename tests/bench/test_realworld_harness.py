@@ -137,10 +137,13 @@ def test_launch_lines_name_the_script_not_its_config_argument(tmp_path):
     for name in ("fit.py", "conf/small.py", "tools/probe.py"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text("x = 1\n")
+    (tmp_path / "tools" / "score.py").write_text("x = 1\n")
     (tmp_path / "README.md").write_text("Run `python fit.py conf/small.py` and then\n\n    python -m tools.probe --fast\n")
+    (tmp_path / "run.sh").write_text("python -m torch.distributed.launch --nproc_per_node=2 tools/score.py conf/small.py\n")
     files = rw.walk_files(tmp_path)
     found = rw.launch_mentions(tmp_path, files, {f for f in files if f.endswith(".py")})
-    assert found == {"fit.py": {"launched by README.md"}, "tools/probe.py": {"launched by README.md"}}
+    assert found == {"fit.py": {"launched by README.md"}, "tools/probe.py": {"launched by README.md"},
+                     "tools/score.py": {"launched by run.sh"}}
 
 
 def test_pow2_ratio_spots_a_loss_scaler():
