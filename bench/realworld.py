@@ -64,6 +64,11 @@ NAMES_OK = set(dir(builtins)) | {"__file__", "__name__", "__doc__", "__spec__", 
 
 
 # =========================================================================== small helpers
+def is_own_record(rel: str) -> bool:
+    """`.ascend-migrate/` (runs, pointer) and top-level change lists: written by migrate itself."""
+    return rel.startswith(".ascend-migrate/") or rel.split("/")[-1].startswith("ascend-migrate-changes.")
+
+
 def walk_files(root: Path) -> list[str]:
     """Every regular file under root (relative POSIX paths, sorted); symlinks listed too."""
     out = []
@@ -725,7 +730,8 @@ def migrate_step(repo: Path, work: Path, style: str, orig_files: list[str]) -> d
     row["refused"] = sorted(({"file": e.get("file"), "reason": str(e.get("error"))[:300]} for e in data.get("errors", [])),
                             key=lambda e: e["file"])
     row["notes"] = len(data.get("notes", []))
-    out_files = walk_files(out)
+    # the tool's own records (per-run change lists) are not part of the migrated project
+    out_files = [rel for rel in walk_files(out) if not is_own_record(rel)]
     changed, dropped = [], []
     out_set = set(out_files)
     dropped_links = []
