@@ -31,7 +31,7 @@ MATCH_KINDS = (
     "positional-count", "first-arg-device", "float64", "cuda-source", "decorator",
     "dependency", "package-import", "framework", "parse-error",
     "cuda-private", "guarded-capability", "cuda-version", "env-table", "tool-command",
-    "dependency-index", "module-prefix", "framework-pin",
+    "dependency-index", "module-prefix", "framework-pin", "cli-flag",
 )
 RULE_ID = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 

@@ -28,7 +28,7 @@ from ascend_migrate.knowledge.base import KnowledgeBase
 FACT_TOKENS = ("__main__", "torch_npu")
 # Match kinds whose findings never come from Python source.
 NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index",
-                              "framework-pin"})
+                              "framework-pin", "cli-flag"})
 # Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
 _KIND_TOKENS = {
     "cuda-table": ("cuda",),

@@ -892,7 +892,9 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     def _check_keywords(self, rule: Rule, node: ast.Call, qual: str) -> None:
         wanted = rule.match["keywords"]
-        bad = [kw for kw in node.keywords if kw.arg in wanted]
+        allowed = rule.match.get("unless_values", ())
+        bad = [kw for kw in node.keywords if kw.arg in wanted
+               and not (allowed and _is_str(kw.value) and kw.value.value in allowed)]  # type: ignore[attr-defined]
         if not bad:
             return
         ordered = [kw.arg for kw in node.keywords if kw.arg in wanted]

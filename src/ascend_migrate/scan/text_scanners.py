@@ -410,10 +410,22 @@ def _in_echoed_text(code: str, index: int) -> bool:
     return False
 
 
+def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
+    return [(re.compile(flag), note, rule) for rule in kb.rules_of_kind("cli-flag")
+            for flag, note in rule.match["flags"].items()]
+
+
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
-    """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting) and
-    NV001 (nvidia-smi / nvcc invocations) in one config or script line."""
+    """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting),
+    NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules) in one config
+    or script line."""
     out: list[Finding] = []
+    for regex, note, rule in _cli_flag_patterns(kb):
+        for m in regex.finditer(code):
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
+                message=format_message(rule, symbol=m.group(0), detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
+                confidence="high", snippet=line.strip()[:200], symbol=m.group(0)))
     for regex, name, spec, rule in _env_patterns(kb):
         for m in regex.finditer(code):
             fixes: tuple[Fix, ...] = ()
