@@ -78,6 +78,9 @@ FRAMEWORK_FIELDS = (
     Field("imports", types=(list,)),
     Field("names", types=(list,)),
     Field("guidance"),
+    # rule categories whose findings belong to this framework's plan, and the plan's steps
+    Field("categories", types=(list,), required=False, default=[]),
+    Field("plan", types=(list,), required=False, default=[]),
 )
 
 # Minutes of manual work a finding of each effort level typically costs (for estimates).
@@ -146,6 +149,8 @@ class Framework:
     imports: tuple[str, ...]
     names: tuple[str, ...]
     guidance: str
+    categories: tuple[str, ...] = ()
+    plan: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
