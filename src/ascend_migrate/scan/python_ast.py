@@ -652,6 +652,8 @@ class PythonAnalyzer(ast.NodeVisitor):
                 pass  # a C++-only extension build works on any host
             elif rule.match.get("arg_pattern"):
                 self._report_if_arg_matches(rule, node, qual)
+            elif rule.match.get("drop_statement"):
+                self.report(rule, node, qual, fixes=self._drop_call_statement(rule, node))
             else:
                 self.report(rule, node, qual)
             return True
@@ -668,6 +670,18 @@ class PythonAnalyzer(ast.NodeVisitor):
                 self.report(self.kb.rule("CU002"), node, qual, confidence="medium")
                 return True
         return False
+
+    def _drop_call_statement(self, rule: Rule, node: ast.AST) -> list[Fix]:
+        """A call that is a statement of its own and does nothing on the NPU (`set_memory_growth(g, True)`)
+        becomes `pass` (the statement may be the only one of its block)."""
+        call = self.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return []
+        stmt = self.parent(call)
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            return []
+        return [self._fix(style, rule, [self._replace(stmt, "pass")], "drop the GPU-only call")
+                for style in ("transfer", "agnostic") if rule.fix_kind(style) in ("safe", "unsafe")]
 
     def _report_if_arg_matches(self, rule: Rule, node: ast.AST, qual: str) -> None:
         """Calls whose first argument names the device kind (`tf.device("/GPU:0")`,
