@@ -67,6 +67,12 @@ PINS = [
     ("global_jit_level OFF", TF, "`global_jit_level=*` | `OFF`"),
     ("jit_scope(compile_ops=False)", TF, "jit_scope(...)` → `compile_ops=False`"),
     ("DT_VARIANT", TF, "float64 / complex64 / complex128 / DT_VARIANT not supported"),
+    ("NPUEstimator(model_fn=...", TF, "`NPUEstimator(model_fn=..., config=npu_config, model_dir=...)`"),
+    ("NPURunConfig", TF, "`NPURunConfig(iterations_per_loop=1, session_config=..."),
+    ("NPUEstimatorSpec", TF, "| `tf.estimator.EstimatorSpec` | `NPUEstimatorSpec` |"),
+    ("save_checkpoints_secs", TF, "`save_checkpoints_secs` not allowed multi-device"),
+    ("npu_run_config_init(run_config=...)", TF, "`config=npu_run_config_init(run_config=<orig>)`"),
+    ("npu_device.compat.enable_v1()", TF, "npu_device.compat.enable_v1()"),
     ("TF_FORCE_GPU_ALLOW_GROWTH", TF, "`TF_FORCE_GPU_ALLOW_GROWTH=true` env"),
     ("npu.global_options().deterministic", TF, "`deterministic`"),
     # vLLM on Ascend

@@ -40,7 +40,7 @@ def main():
     labels = tf.placeholder(tf.int64, [None])
     train_op, _ = build_graph(images, labels, 0.01)
     hooks = [hvd.BroadcastGlobalVariablesHook(0)]  # expect: TF009
-    with tf.train.MonitoredTrainingSession(config=session_config(hvd.local_rank()), hooks=hooks) as sess:  # expect: TF009
+    with tf.train.MonitoredTrainingSession(config=session_config(hvd.local_rank()), hooks=hooks) as sess:  # expect: TF005, TF009
         while not sess.should_stop():
             sess.run(train_op)
 
