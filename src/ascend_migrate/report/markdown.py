@@ -48,7 +48,7 @@ def to_markdown(
         for plan in plans:
             sev = plan["by_severity"]
             out += [f"### {_esc(plan['label'])} (first seen at `{_code(plan['first_seen'])}`)", "",
-                    f"{plan['findings']} findings ({sev.get('error', 0)} errors, {sev.get('warning', 0)} warnings, "
+                    f"{plan['findings']} findings ({sev.get('error', 0)} error, {sev.get('warning', 0)} warning, "
                     f"{sev.get('info', 0)} info). {_esc(plan['guidance'])}", ""]
             for b in plan["blockers"]:
                 out.append(f"- **Blocker** `{_code(b['path'])}:{b['line']}` {b['rule']}: {_esc(b['message'])}")

@@ -236,7 +236,12 @@ def _framework_pin_findings(pins: list[tuple[Rule, set[str]]], path: str, line: 
 
 def _unsupported_version(version: str, supported: dict) -> Optional[str]:
     """Why a version specifier misses every supported version, or None when one fits."""
-    wanted = ", ".join(f"{spec.lstrip('=')} ({what})" for spec, what in supported.items())
+    if len(supported) > 3:  # a long matrix: the versions, then the newest row in full
+        first = next(iter(supported.items()))
+        wanted = (", ".join(spec.lstrip("=") for spec in supported)
+                  + f" (newest: {first[0].lstrip('=')} with {first[1]})")
+    else:
+        wanted = ", ".join(f"{spec.lstrip('=')} ({what})" for spec, what in supported.items())
     if not version:
         return f"unpinned, so pip installs the newest release; Ascend supports only {wanted}"
     try:
