@@ -65,3 +65,33 @@ def test_plugin_missing_or_competing():
     assert missing.status == "fail" and "Failed to infer device type" in missing.cause
     two = _by_id(vllm_stages({"vllm": "0.23.0", "vllm-ascend": "0.23.0"}, ["ascend", "other"]))["vllm_plugin"]
     assert two.status == "fail" and "other" in two.fix
+
+
+def test_run_check_appends_the_vllm_stages_and_says_so(monkeypatch):
+    from types import SimpleNamespace
+
+    from ascend_migrate.check import runner
+    from ascend_migrate.check.model import Report, ok
+
+    facts = SimpleNamespace(info={"dists": {"vllm": "0.23.0"}, "vllm_platform_plugins": []})
+    monkeypatch.setattr(runner, "collect", lambda device, **kw: facts)
+    monkeypatch.setattr(runner, "build_report", lambda f, elapsed=0.0: Report(
+        device="cpu", python="py", stages=[ok("python", "Python", "3.10")], summary="cpu is ready: all checks passed."))
+    report = runner.run_check("cpu", vllm=True)
+    assert [s.id for s in report.stages] == ["python", "vllm", "vllm_ascend", "vllm_pairing", "vllm_plugin"]
+    assert report.exit_code == 1
+    assert "all checks passed" not in report.summary and "vllm_ascend" in report.summary
+    assert [s.id for s in runner.run_check("cpu").stages] == ["python"]
+
+
+def test_probe_reads_entry_point_groups_of_this_interpreter():
+    import importlib.util
+    from pathlib import Path
+
+    import ascend_migrate.check.runner as runner
+
+    spec = importlib.util.spec_from_file_location("_probe_for_test", Path(runner.PROBE))
+    probe = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(probe)
+    assert probe._entry_point_names("no.such.group") == []
+    assert "py.test" in probe._entry_point_names("console_scripts") or "pytest" in probe._entry_point_names("console_scripts")
