@@ -18,3 +18,11 @@ def build(model_dir):
 def evaluate(estimator, input_fn):
     with tf.Session() as sess:  # expect: TF005
         return sess.run(estimator.evaluate(input_fn))  # expect: none
+
+
+def compat_setup():
+    import tensorflow.compat.v1 as tf1
+
+    for gpu in tf1.config.experimental.list_physical_devices("GPU"):  # expect: TF001
+        tf1.config.experimental.set_memory_growth(gpu, True)  # expect: TF003
+    return tf1.ConfigProto(gpu_options=tf1.GPUOptions(allow_growth=True))  # expect: TF005, TF006
