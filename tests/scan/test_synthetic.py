@@ -15,8 +15,8 @@ KB = load_knowledge()
 def _import_styles(qual: str):
     """(header, expression) pairs that all reach `qual` through a different import form."""
     parts = qual.split(".")
-    yield "import torch", qual
-    yield "import torch as th", "th." + ".".join(parts[1:])
+    yield f"import {parts[0]}", qual
+    yield f"import {parts[0]} as th", "th." + ".".join(parts[1:])
     if len(parts) >= 3:
         parent, leaf = ".".join(parts[:-1]), parts[-1]
         yield f"import {parent} as m", f"m.{leaf}"
@@ -32,6 +32,15 @@ def _targets():
     for rule in KB.rules_of_kind("qualname"):
         for name in rule.match["names"]:
             yield name, rule.id
+
+
+# Rules that read the call's device argument fire on a call naming the GPU.
+_CALLED = {name for rule in KB.rules_of_kind("qualname") if rule.match.get("arg_pattern")
+           for name in rule.match["names"]}
+
+
+def _use(qual: str, expr: str) -> str:
+    return f'{expr}("/GPU:0")' if qual in _CALLED else expr
 
 
 def _expected_rule(qual: str, explicit):
@@ -58,7 +67,7 @@ def test_every_target_fires_under_every_import_style():
         want = _expected_rule(qual, explicit)
         for header, expr in _import_styles(qual):
             count += 1
-            if want not in _rules(f"{header}\nvalue = {expr}\n"):
+            if want not in _rules(f"{header}\nvalue = {_use(qual, expr)}\n"):
                 failures.append(f"{qual} via {header!r}: {want} did not fire")
     assert count > 1000
     assert not failures, "\n".join(failures[:20])
@@ -68,13 +77,14 @@ def test_negative_twins_do_not_fire():
     failures = []
     for qual, explicit in TARGETS:
         want = _expected_rule(qual, explicit)
-        expr = qual
+        expr = _use(qual, qual)
+        root = qual.split(".")[0]
         twins = {
-            "shadowed parameter": f"import torch\n\ndef f(torch):\n    return {expr}\n",
-            "shadowed assignment": f"import torch\n\ndef f():\n    torch = object()\n    return {expr}\n",
-            "comment": f"import torch\n# {expr}\nvalue = 1\n",
-            "docstring": f'import torch\n\ndef f():\n    """Calls {expr}()."""\n    return 1\n',
-            "log message": f'import logging\nimport torch\nlogging.getLogger().info("use {expr}")\nprint("{expr}")\n',
+            "shadowed parameter": f"import {root}\n\ndef f({root}):\n    return {expr}\n",
+            "shadowed assignment": f"import {root}\n\ndef f():\n    {root} = object()\n    return {expr}\n",
+            "comment": f"import {root}\n# {expr}\nvalue = 1\n",
+            "docstring": f'import {root}\n\ndef f():\n    """Calls {qual}()."""\n    return 1\n',
+            "log message": f'import logging\nimport {root}\nlogging.getLogger().info("use {qual}")\nprint("{qual}")\n',
             "no import": f"value = {expr}\n",
         }
         for label, source in twins.items():

@@ -49,12 +49,23 @@ def _requires(name):
     return []
 
 
+def _entry_point_names(group):
+    try:
+        from importlib import metadata
+
+        eps = metadata.entry_points()
+        found = eps.select(group=group) if hasattr(eps, "select") else eps.get(group, [])
+        return sorted({ep.name for ep in found})
+    except Exception:
+        return []
+
+
 def info(deps_json):
     import importlib.util
 
     deps = json.loads(deps_json) if deps_json else []
     dists = {}
-    for name in ["torch", "torch_npu", "numpy"] + [d["name"] for d in deps]:
+    for name in ["torch", "torch_npu", "numpy", "vllm", "vllm-ascend"] + [d["name"] for d in deps]:
         dists[name] = _dist_version(name)
     modules = {}
     for d in deps:
@@ -73,6 +84,7 @@ def info(deps_json):
         dists=dists,
         modules=modules,
         torch_npu_requires=_requires("torch_npu"),
+        vllm_platform_plugins=_entry_point_names("vllm.platform_plugins"),
     )
 
 

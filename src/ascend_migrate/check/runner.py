@@ -121,7 +121,18 @@ def collect(
     return facts
 
 
-def run_check(device: str, **kwargs) -> Report:
+def run_check(device: str, vllm: bool = False, **kwargs) -> Report:
     t0 = time.monotonic()
     facts = collect(device, **kwargs)
-    return build_report(facts, elapsed=time.monotonic() - t0)
+    report = build_report(facts, elapsed=time.monotonic() - t0)
+    if vllm:
+        from ascend_migrate.check.vllm_stage import vllm_stages
+
+        info = facts.info or {}
+        stages = vllm_stages(info.get("dists") or {}, info.get("vllm_platform_plugins") or [])
+        report.stages.extend(stages)
+        failed = [s.id for s in stages if s.status == "fail"]
+        if failed:
+            report.summary = (report.summary.replace("all checks passed", "the NPU checks passed")
+                              + f" vLLM serving is not ready: {', '.join(failed)} failed.")
+    return report

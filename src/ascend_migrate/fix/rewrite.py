@@ -18,6 +18,13 @@ from ascend_migrate.scan.python_ast import NPU_HANDLED
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
+# TF Adapter initialisation at a TensorFlow entry point: TF 1.15 (npu_bridge) and TF 2.6.5 (npu_device).
+# npu_device must come before the other imports, or ops may be placed off the NPU.
+TF1_INIT = ("from npu_bridge.npu_init import *",)
+TF2_INIT = ("import npu_device as npu", "npu.open().as_default()")
+# Names that only TF1-style (graph and session) code uses.
+_TF1_MARKERS = frozenset({"Session", "InteractiveSession", "MonitoredTrainingSession", "ConfigProto", "placeholder",
+                          "estimator", "compat"})
 TODO_MARK = "TODO(npu):"
 
 
@@ -416,6 +423,41 @@ def _has_transfer_imports(tree: ast.Module) -> tuple[bool, bool]:
     return has_npu, has_transfer
 
 
+def _imports_top(tree: ast.Module, package: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and not node.level and node.module and node.module.split(".")[0] == package:
+            return True
+    return False
+
+
+def _tensorflow_init(tree: ast.Module) -> Optional[tuple[str, ...]]:
+    """For a module that imports TensorFlow and no torch package: the TF Adapter lines it still
+    needs (empty when it has them), else None (the torch_npu imports apply). TF1-style modules
+    (sessions, placeholders, estimators, tf.compat.v1) get npu_bridge, the others npu_device."""
+    from ascend_migrate.scan.entries import TORCH_PACKAGES
+
+    tops: set[str] = set()
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            names = [node.module]
+        else:
+            continue
+        modules.update(names)
+        tops.update(n.split(".")[0] for n in names)
+    if "tensorflow" not in tops or tops & TORCH_PACKAGES:
+        return None
+    if "npu_device" in tops or "npu_bridge" in tops:
+        return ()
+    tf1 = any("tensorflow.compat.v1" in m for m in modules) or any(
+        isinstance(n, ast.Attribute) and n.attr in _TF1_MARKERS for n in ast.walk(tree))
+    return TF1_INIT if tf1 else TF2_INIT
+
+
 # --------------------------------------------------------------------------- one file
 def _usable(finding: Finding, opts: Options) -> Optional[Fix]:
     """The first fix for the style that is allowed under the options (safety, torch floor)."""
@@ -509,7 +551,22 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         edits.append(Edit(pos, pos, helper.lstrip("\r\n") if pos.line == 1 else helper))
         changes.append(Change(rel, pos.line, pos.line, "", "insert",
                               "define _accel_type and _device_type from the available accelerator", "safe"))
-    if opts.style == "transfer" and opts.inject:
+    tf_init = _tensorflow_init(tree) if opts.style == "transfer" and opts.inject else None
+    if tf_init is not None:
+        if tf_init:
+            pos = _insert_at_statement(tree, lines, _prologue_end(tree))
+            edits.append(Edit(pos, pos, nl.join(tf_init) + nl))
+            what = "TF 1.15 (npu_bridge)" if tf_init == TF1_INIT else "TF 2.6.5 (npu_device)"
+            changes.append(Change(rel, pos.line, pos.line, "", "inject",
+                                  f"TF Adapter initialisation for {what} at the entry point", "safe"))
+    elif opts.style == "transfer" and opts.inject and _imports_top(tree, "vllm"):
+        # vllm-ascend plugs into vLLM itself; the blanket transfer_to_npu shim is not wanted there,
+        # and touching torch_npu before the engine starts breaks its forked workers.
+        changes_note = ("vLLM entry point: no transfer_to_npu imports injected; install vllm-ascend of the same "
+                        "version and replace the remaining CUDA calls explicitly (torch.npu or "
+                        "vllm.platforms.current_platform)")
+        manual_at.append((Change(rel, 1, 1, "VL001", "manual", changes_note), Position(1, 0)))
+    elif opts.style == "transfer" and opts.inject:
         has_npu, has_transfer = _has_transfer_imports(tree)
         if not has_transfer:
             pos = _insert_at_statement(tree, lines, _prologue_end(tree))

@@ -31,7 +31,7 @@ MATCH_KINDS = (
     "positional-count", "first-arg-device", "float64", "cuda-source", "decorator",
     "dependency", "package-import", "framework", "parse-error",
     "cuda-private", "guarded-capability", "cuda-version", "env-table", "tool-command",
-    "dependency-index", "module-prefix",
+    "dependency-index", "module-prefix", "framework-pin", "cli-flag",
 )
 RULE_ID = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 
@@ -78,6 +78,9 @@ FRAMEWORK_FIELDS = (
     Field("imports", types=(list,)),
     Field("names", types=(list,)),
     Field("guidance"),
+    # rule categories whose findings belong to this framework's plan, and the plan's steps
+    Field("categories", types=(list,), required=False, default=[]),
+    Field("plan", types=(list,), required=False, default=[]),
 )
 
 # Minutes of manual work a finding of each effort level typically costs (for estimates).
@@ -146,6 +149,8 @@ class Framework:
     imports: tuple[str, ...]
     names: tuple[str, ...]
     guidance: str
+    categories: tuple[str, ...] = ()
+    plan: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -62,7 +62,52 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
         "entry_points": [asdict(e) for e in result.entry_points],
         "rejected_entry_points": [asdict(e) for e in result.rejected_entry_points],
         "notes": [asdict(n) for n in result.notes],
+        "frameworks": framework_plans(findings, kb),
     })
+
+
+# Findings that decide whether a framework's port can start at all (versions without Ascend
+# support, GPU builds of the framework): listed first in each plan.
+BLOCKER_KINDS = frozenset({"framework-pin"})
+
+
+def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """One plan per framework the project uses (from the FW001 findings), in the order PyTorch,
+    TensorFlow, ... of the knowledge base. A finding belongs to the framework whose `categories`
+    hold its rule's category; findings of generic categories (devices, packages, env vars) go to
+    PyTorch when it is present, else to the only framework, else to none."""
+    present = {f["symbol"] for f in findings if f["rule"] == "FW001"}
+    where = {f["symbol"]: f"{f['path']}:{f['line']}" for f in findings if f["rule"] == "FW001"}
+    frameworks = [fw for fw in kb.frameworks if fw.label in present]
+    if not frameworks:
+        return []
+    owner = {cat: fw.key for fw in frameworks for cat in fw.categories}
+    default = next((fw.key for fw in frameworks if fw.key == "pytorch"), frameworks[0].key if len(frameworks) == 1 else None)
+    groups: dict[str, list[dict[str, Any]]] = {fw.key: [] for fw in frameworks}
+    for f in findings:
+        if f["rule"] == "FW001":
+            continue
+        key = owner.get(f["category"], default)
+        if key is not None:
+            groups[key].append(f)
+    plans = []
+    for fw in frameworks:
+        group = groups[fw.key]
+        blockers = [f for f in group if (rule_meta(kb, f["rule"]) is not None
+                                         and rule_meta(kb, f["rule"]).match.get("kind") in BLOCKER_KINDS)]
+        plans.append({
+            "key": fw.key,
+            "label": fw.label,
+            "first_seen": where[fw.label],
+            "guidance": fw.guidance,
+            "findings": len(group),
+            "by_severity": _zero_filled(Counter(f["severity"] for f in group), SEVERITIES),
+            "by_rule": dict(sorted(Counter(f["rule"] for f in group).items())),
+            "blockers": [{"rule": f["rule"], "path": f["path"], "line": f["line"], "message": f["message"]}
+                         for f in blockers],
+            "steps": list(fw.plan) or [fw.guidance],
+        })
+    return plans
 
 
 def readable(data: Any) -> Any:

@@ -42,6 +42,20 @@ def to_markdown(
           f"{report['effort']['hours']:g} h"]],
     )
 
+    plans = report.get("frameworks") or []
+    if len(plans) > 1 or any(p["key"] != "pytorch" for p in plans):
+        out += ["## Plan per framework", ""]
+        for plan in plans:
+            sev = plan["by_severity"]
+            out += [f"### {_esc(plan['label'])} (first seen at `{_code(plan['first_seen'])}`)", "",
+                    f"{plan['findings']} findings ({sev.get('error', 0)} error, {sev.get('warning', 0)} warning, "
+                    f"{sev.get('info', 0)} info). {_esc(plan['guidance'])}", ""]
+            for b in plan["blockers"]:
+                out.append(f"- **Blocker** `{_code(b['path'])}:{b['line']}` {b['rule']}: {_esc(b['message'])}")
+            if plan["blockers"]:
+                out.append("")
+            out += [f"{i}. {_esc(step)}" for i, step in enumerate(plan["steps"], 1)] + [""]
+
     out += ["## transfer_to_npu coverage", ""]
     total = counts["findings"] or 1
     out += _table(

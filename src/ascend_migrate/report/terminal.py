@@ -45,6 +45,19 @@ def summary(
     out.append(st(f"{counts['findings']:,} findings", bold=True)
                + f" in {counts['files_with_findings']:,} files: {sev_text}")
 
+    plans = report.get("frameworks") or []
+    if len(plans) > 1 or any(p["key"] != "pytorch" for p in plans):
+        out.append("")
+        out.append(st("plan per framework:", bold=True))
+        for plan in plans:
+            sev = plan["by_severity"]
+            out.append(f"  {plan['label']}: {plan['findings']} findings ({sev.get('error', 0)} error, "
+                       f"{sev.get('warning', 0)} warning, {sev.get('info', 0)} info), first seen at {plan['first_seen']}")
+            for b in plan["blockers"]:
+                out.append(st(f"    blocker {b['path']}:{b['line']} {b['rule']}: ", fg="red") + _clip(_one_line(b["message"])))
+            for i, step in enumerate(plan["steps"], 1):
+                out.append(f"    {i}. {_clip(_one_line(step))}")
+
     if counts["by_category"]:
         out.append("")
         cats = sorted(counts["by_category"].items(), key=lambda kv: (-kv[1], kv[0]))

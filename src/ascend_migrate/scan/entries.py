@@ -42,6 +42,9 @@ TORCH_PACKAGES = frozenset({
     "sentence_transformers", "x_transformers", "megatron", "xformers", "flash_attn", "vllm", "torch_npu",
     "open_clip", "clip", "segment_anything", "bitsandbytes", "einops_exts", "denoising_diffusion_pytorch",
 })
+# Frameworks besides torch whose scripts are entry points of a port (they get the TF Adapter
+# initialisation instead of the transfer_to_npu imports).
+OTHER_FRAMEWORK_PACKAGES = frozenset({"tensorflow"})
 LAUNCHER_MODULES = frozenset({"torch.distributed.launch", "torch.distributed.run", "deepspeed", "accelerate",
                               "accelerate.commands.launch", "torchrun"})
 TOOL_MODULES = frozenset({"pip", "pytest", "venv", "build", "unittest", "twine", "coverage", "http", "json"})
@@ -183,7 +186,7 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
     """Entry-point evidence of one parsed module (or one notebook cell)."""
     imports = _imports(_statements(tree.body))
     top = {r.module.split(".")[0] for r in imports if r.level == 0}
-    torch = bool(top & TORCH_PACKAGES)
+    torch = bool(top & (TORCH_PACKAGES | OTHER_FRAMEWORK_PACKAGES))
     npu = any(r.level == 0 and (r.module == "torch_npu" or r.module.startswith("torch_npu.")) for r in imports)
     transfer = any(r.level == 0 and (r.module == "torch_npu.contrib.transfer_to_npu"
                                      or (r.module == "torch_npu.contrib" and "transfer_to_npu" in r.names))

@@ -27,7 +27,8 @@ from ascend_migrate.knowledge.base import KnowledgeBase
 # Facts the analyser records besides findings: entry points and transfer_to_npu imports.
 FACT_TOKENS = ("__main__", "torch_npu")
 # Match kinds whose findings never come from Python source.
-NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index"})
+NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index",
+                              "framework-pin", "cli-flag"})
 # Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
 _KIND_TOKENS = {
     "cuda-table": ("cuda",),
@@ -88,6 +89,7 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
                 tokens += [_rarest_component(n) for n in rule.match.get("keywords", {})]
         elif kind in ("method-call", "attribute"):
             tokens += names
+            tokens += [_rarest_component(n) for n in rule.match.get("qualnames", ())]
         elif kind == "keyword-value":
             tokens += list(rule.match.get("keywords", ()))
         elif kind == "env-var":

@@ -210,6 +210,14 @@ class PythonAnalyzer(ast.NodeVisitor):
         for rule in (*kb.rules_of_kind("qualname"), *kb.rules_of_kind("float64")):
             for name in rule.match["names"]:
                 self._qual_rules[name] = rule
+        # attribute rules on objects (config.gpu_options) may name constructors too (tf.GPUOptions)
+        self._attr_rules: dict[str, Rule] = {}
+        for rule in kb.rules_of_kind("attribute"):
+            for name in rule.match.get("qualnames", ()):
+                self._qual_rules[name] = rule
+            for name in rule.match["names"]:
+                if name != "is_cuda":
+                    self._attr_rules[name] = rule
         # method name -> rule, for calls on receivers that are not modules (x.cuda(), x.double())
         self._method_rules: dict[str, Rule] = {}
         for rule in kb.rules_of_kind("method-call"):
@@ -590,6 +598,8 @@ class PythonAnalyzer(ast.NodeVisitor):
             return
         if node.attr == "is_cuda" and isinstance(node.ctx, ast.Load):
             self._check_is_cuda(node)
+        elif node.attr in self._attr_rules:
+            self.report(self._attr_rules[node.attr], node, self.seg(node))
         self._check_call_attribute(node)
         self.generic_visit(node)
 
@@ -642,6 +652,10 @@ class PythonAnalyzer(ast.NodeVisitor):
                 pass  # isinstance(model, DataParallel) only asks; it creates nothing
             elif rule.match.get("builds") and not self._builds_cuda(node, rule.match["builds"].get(qual)):
                 pass  # a C++-only extension build works on any host
+            elif rule.match.get("arg_pattern"):
+                self._report_if_arg_matches(rule, node, qual)
+            elif rule.match.get("drop_statement"):
+                self.report(rule, node, qual, fixes=self._drop_call_statement(rule, node))
             else:
                 self.report(rule, node, qual)
             return True
@@ -658,6 +672,38 @@ class PythonAnalyzer(ast.NodeVisitor):
                 self.report(self.kb.rule("CU002"), node, qual, confidence="medium")
                 return True
         return False
+
+    def _drop_call_statement(self, rule: Rule, node: ast.AST) -> list[Fix]:
+        """A call that is a statement of its own and does nothing on the NPU (`set_memory_growth(g, True)`)
+        becomes `pass` (the statement may be the only one of its block)."""
+        call = self.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return []
+        stmt = self.parent(call)
+        if not (isinstance(stmt, ast.Expr) and stmt.value is call):
+            return []
+        return [self._fix(style, rule, [self._replace(stmt, "pass")], "drop the GPU-only call")
+                for style in ("transfer", "agnostic") if rule.fix_kind(style) in ("safe", "unsafe")]
+
+    def _report_if_arg_matches(self, rule: Rule, node: ast.AST, qual: str) -> None:
+        """Calls whose first argument names the device kind (`tf.device("/GPU:0")`,
+        `list_physical_devices("GPU")`): reported when a literal matches the rule's pattern, or,
+        with medium confidence, when the argument is computed."""
+        call = self.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return
+        arg = call.args[0] if call.args else next(
+            (k.value for k in call.keywords if k.arg in ("device_type", "device_name")), None)
+        if arg is None:
+            return
+        if isinstance(arg, ast.Constant):
+            if isinstance(arg.value, str) and re.search(rule.match["arg_pattern"], arg.value):
+                self.report(rule, node, qual)
+            return
+        if isinstance(arg, ast.JoinedStr) and re.search(rule.match["arg_pattern"], self.seg(arg)):
+            self.report(rule, node, qual)
+            return
+        self.report(rule, node, qual, confidence="medium")
 
     def _transfer_of(self, qual: str, default: str) -> str:
         cov = self.coverage
@@ -863,7 +909,9 @@ class PythonAnalyzer(ast.NodeVisitor):
 
     def _check_keywords(self, rule: Rule, node: ast.Call, qual: str) -> None:
         wanted = rule.match["keywords"]
-        bad = [kw for kw in node.keywords if kw.arg in wanted]
+        allowed = rule.match.get("unless_values", ())
+        bad = [kw for kw in node.keywords if kw.arg in wanted
+               and not (allowed and _is_str(kw.value) and kw.value.value in allowed)]  # type: ignore[attr-defined]
         if not bad:
             return
         ordered = [kw.arg for kw in node.keywords if kw.arg in wanted]

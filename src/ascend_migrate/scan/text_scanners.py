@@ -13,7 +13,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Iterable, Optional
 
-from ascend_migrate.knowledge.base import KnowledgeBase, format_message, normalise_dist_name
+from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message, normalise_dist_name
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position
 
 # --------------------------------------------------------------------------- CUDA sources
@@ -188,6 +188,85 @@ def _inside_array(lines: list[str], lineno: int, keys: tuple[str, ...]) -> bool:
     return False
 
 
+_PIN_SPEC = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*(?:\[[A-Za-z0-9_,.\s-]+\])?)\s*(.*)$")
+
+
+def _framework_pin_rules(kb: KnowledgeBase) -> list[tuple[Rule, set[str]]]:
+    return [(rule, {normalise_dist_name(n) for n in rule.match["packages"]}) for rule in kb.rules_of_kind("framework-pin")]
+
+
+def _version_spec(rest: str) -> str:
+    """The version specifier of a requirement (`==2.6.5`, `>=2.4,<2.7`, poetry `"^2.6"` is left out)."""
+    rest = rest.split(";", 1)[0].strip().strip("'\"")
+    rest = re.sub(r"^\s*=\s*[\"']?", "", rest) if rest.startswith("=") and not rest.startswith("==") else rest
+    return rest.replace(" ", "")
+
+
+def _framework_pin_findings(pins: list[tuple[Rule, set[str]]], path: str, line: int, col: int, spec: str,
+                            lines: list[str]) -> list[tuple[str, Finding]]:
+    """framework-pin rules: a framework's GPU wheel (no `supported` table), or a version pin outside
+    the versions Ascend supports (`supported`: specifier -> what runs it there)."""
+    m = _PIN_SPEC.match(spec)
+    if not m:
+        return []
+    raw = m.group(1)
+    names = {normalise_dist_name(raw.replace(" ", "")), normalise_dist_name(raw.split("[")[0])}
+    version = _version_spec(m.group(2))
+    out: list[tuple[str, Finding]] = []
+    for rule, packages in pins:
+        if not names & packages:
+            continue
+        supported = rule.match.get("supported")
+        if supported is None:
+            detail = rule.npu
+            symbol = raw
+        else:
+            detail = _unsupported_version(version, supported)
+            if detail is None:
+                continue
+            symbol = f"{raw}{version}"
+        finding = Finding(
+            rule=rule.id, path=path, line=line, col=col, end_line=line, end_col=col + len(spec),
+            message=format_message(rule, symbol=symbol, detail=detail), severity=rule.severity,
+            confidence="high", snippet=lines[line - 1].strip()[:200] if 0 < line <= len(lines) else "",
+            symbol=symbol)
+        out.append((rule.match["framework"], finding))
+    return out
+
+
+def _unsupported_version(version: str, supported: dict) -> Optional[str]:
+    """Why a version specifier misses every supported version, or None when one fits."""
+    if len(supported) > 3:  # a long matrix: the versions, then the newest row in full
+        first = next(iter(supported.items()))
+        wanted = (", ".join(spec.lstrip("=") for spec in supported)
+                  + f" (newest: {first[0].lstrip('=')} with {first[1]})")
+    else:
+        wanted = ", ".join(f"{spec.lstrip('=')} ({what})" for spec, what in supported.items())
+    if not version:
+        return f"unpinned, so pip installs the newest release; Ascend supports only {wanted}"
+    try:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+        from packaging.version import Version
+    except ImportError:  # pragma: no cover - packaging ships with pip
+        return None
+    try:
+        allowed = SpecifierSet(version)
+    except InvalidSpecifier:
+        return None
+    exact = re.fullmatch(r"===?([0-9][0-9A-Za-z.*+!-]*)", version)
+    for spec in supported:
+        target = SpecifierSet(spec)
+        if exact and "*" not in exact.group(1):
+            if target.contains(Version(exact.group(1)), prereleases=True):
+                return None
+            continue
+        base = spec.lstrip("=")
+        probes = [base.replace("*", str(i)) for i in range(10)] if "*" in base else [base]
+        if any(allowed.contains(Version(p), prereleases=True) for p in probes):
+            return None
+    return f"{version} is outside what Ascend supports: {wanted}"
+
+
 def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Finding], set[str]]:
     """PK001 findings for CUDA-only packages; returns also the frameworks declared."""
     index = _package_index(kb)
@@ -199,7 +278,11 @@ def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Fin
     name = path.rsplit("/", 1)[-1].lower()
     findings.extend(_cuda_wheel_sources(kb, path, lines, pip_options=name.endswith((".txt", ".in"))))
     seen: set[tuple[int, str]] = set()
+    pins = _framework_pin_rules(kb)
     for line, col, spec in _dependency_lines(path, text):
+        for framework, finding in _framework_pin_findings(pins, path, line, col, spec, lines):
+            frameworks.add(framework)
+            findings.append(finding)
         hit = _match_requirement(spec, index, patterns)
         if hit is None:
             continue
@@ -332,10 +415,22 @@ def _in_echoed_text(code: str, index: int) -> bool:
     return False
 
 
+def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
+    return [(re.compile(flag), note, rule) for rule in kb.rules_of_kind("cli-flag")
+            for flag, note in rule.match["flags"].items()]
+
+
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
-    """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting) and
-    NV001 (nvidia-smi / nvcc invocations) in one config or script line."""
+    """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting),
+    NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules) in one config
+    or script line."""
     out: list[Finding] = []
+    for regex, note, rule in _cli_flag_patterns(kb):
+        for m in regex.finditer(code):
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
+                message=format_message(rule, symbol=m.group(0), detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
+                confidence="high", snippet=line.strip()[:200], symbol=m.group(0)))
     for regex, name, spec, rule in _env_patterns(kb):
         for m in regex.finditer(code):
             fixes: tuple[Fix, ...] = ()
