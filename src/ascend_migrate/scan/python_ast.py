@@ -36,6 +36,8 @@ MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "cr
 DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
 ARCH_GUARD_EXCEPTIONS = {"AttributeError", "RuntimeError", "TypeError", "AssertionError", "Exception", "BaseException"}
 
+MATCH_PATTERN_NOTE = (" (in a match pattern, which cannot name a run-time value: not rewritten; "
+                      "test `_accel_type or \"cuda\"` in an if/elif instead)")  # message suffix; such findings get no fix
 NPU_HANDLED = " (already handled: this code branches for npu; further CUDA uses in the branch are not listed)"  # message suffix; such findings get no fix
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
@@ -332,6 +334,12 @@ class PythonAnalyzer(ast.NodeVisitor):
             sev = "info"
             message += NPU_HANDLED
             fixes = ()
+        if fixes and self._in_match_pattern():
+            # A `case` pattern matches literal values; it cannot name a run-time value such as
+            # the accelerator type, so nothing inside a pattern is ever rewritten.
+            fixes = ()
+            if MATCH_PATTERN_NOTE not in message:
+                message += MATCH_PATTERN_NOTE
         if self.cell is not None:
             message = f"cell {self.cell}: {message}"
         line_text = self.lines[start.line - 1] if start.line <= len(self.lines) else ""
@@ -341,6 +349,15 @@ class PythonAnalyzer(ast.NodeVisitor):
             confidence=confidence or rule.confidence, snippet=line_text.strip()[:200],
             symbol=symbol, fixes=fixes,
         ))
+
+    def _in_match_pattern(self) -> bool:
+        """Is the node being visited part of a `case` pattern (not its guard or body)?"""
+        for node in reversed(self._stack):
+            if isinstance(node, ast.pattern):
+                return True
+            if isinstance(node, (ast.match_case, ast.stmt)):
+                return False
+        return False
 
     def _fix(self, style: str, rule: Rule, edits: Iterable[Edit], description: str,
              requires: Iterable[str] = ()) -> Fix:
@@ -1245,10 +1262,9 @@ class PythonAnalyzer(ast.NodeVisitor):
         quote = raw[-1] if raw[-1:] in "\"'" else '"'
         simple = raw[:1] in "\"'" and raw.count(quote) == 2
         fixes = []
-        if isinstance(parent, ast.MatchValue):
+        if self._in_match_pattern():
             # `case "cuda":` cannot name a run-time value: the match needs an if/elif by hand.
-            self.report(rule, node, value, confidence=self._device_confidence(node),
-                        suffix=" (a match pattern: test `_accel_type or \"cuda\"` in an if/elif instead)")
+            self.report(rule, node, value, confidence=self._device_confidence(node), suffix=MATCH_PATTERN_NOTE)
             return
         if simple and ":" not in value and self._names_accelerator(node, parent):
             fixes.append(self._fix("agnostic", rule, [self._replace(node, self._cuda_or_accel())],
