@@ -38,6 +38,13 @@ MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "cr
 DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
 ARCH_GUARD_EXCEPTIONS = {"AttributeError", "RuntimeError", "TypeError", "AssertionError", "Exception", "BaseException"}
 
+MATCH_PATTERN_NOTE = (" (in a match pattern, which cannot name a run-time value: not rewritten; "
+                      "test `_accel_type or \"cuda\"` in an if/elif instead)")  # message suffix; such findings get no fix
+NOT_A_DEVICE_NOTE = (" (`{receiver}` is not evidently the running device: if it holds stored data, such as a"
+                     " device name read from a saved graph, a checkpoint or a config, the original names CUDA"
+                     " as data; check this test by hand)")  # message and fix-description suffix
+STORED_LOCATION_NOTE = (" (a map_location's `loc` is where the checkpoint saved the tensor, not the running device:"
+                        " not rewritten; decide by hand how the saved CUDA locations load here)")
 NPU_HANDLED = " (already handled: this code branches for npu; further CUDA uses in the branch are not listed)"  # message suffix; such findings get no fix
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
@@ -342,6 +349,12 @@ class PythonAnalyzer(ast.NodeVisitor):
             sev = "info"
             message += NPU_HANDLED
             fixes = ()
+        if fixes and self._in_match_pattern():
+            # A `case` pattern matches literal values; it cannot name a run-time value such as
+            # the accelerator type, so nothing inside a pattern is ever rewritten.
+            fixes = ()
+            if MATCH_PATTERN_NOTE not in message:
+                message += MATCH_PATTERN_NOTE
         if self.cell is not None:
             message = f"cell {self.cell}: {message}"
         line_text = self.lines[start.line - 1] if start.line <= len(self.lines) else ""
@@ -351,6 +364,17 @@ class PythonAnalyzer(ast.NodeVisitor):
             confidence=confidence or rule.confidence, snippet=line_text.strip()[:200],
             symbol=symbol, fixes=fixes,
         ))
+
+    def _in_match_pattern(self) -> bool:
+        """Is the node being visited part of a `case` pattern (not its guard or body)?"""
+        if not MATCH_VALUE:  # Python < 3.10 has no match statements
+            return False
+        for node in reversed(self._stack):
+            if isinstance(node, ast.pattern):
+                return True
+            if isinstance(node, (ast.match_case, ast.stmt)):
+                return False
+        return False
 
     def _fix(self, style: str, rule: Rule, edits: Iterable[Edit], description: str,
              requires: Iterable[str] = ()) -> Fix:
@@ -1170,16 +1194,41 @@ class PythonAnalyzer(ast.NodeVisitor):
             return False
         rule = self.kb.rule("DV004")
         arg = node.args[0]
+        symbol = self.seg(node).replace("\n", " ")
+        receiver = func.value
+        if self._saved_location(receiver):
+            # map_location=lambda storage, loc: ...: `loc` is where the checkpoint's tensor was saved
+            # (data written by the original run), not the device this code runs on.
+            self.report(rule, node, symbol, suffix=STORED_LOCATION_NOTE)
+            return True
         quote = self.seg(arg)[0] if self.seg(arg)[:1] in "\"'" else '"'
         colon = ":" if arg.value == "cuda:" else ""  # type: ignore[attr-defined]
         transfer = [self._replace(arg, f"({quote}cuda{colon}{quote}, {quote}npu{colon}{quote})")]
         accel = self._cuda_or_accel()  # still "cuda" without an accelerator: the CPU path stays as it was
         agnostic = [self._replace(arg, f"({accel}) + {quote}:{quote}" if colon else accel)]
-        fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well"),
-                 self._fix("agnostic", rule, agnostic, "test for the accelerator type (still cuda without one)",
+        note = "" if _looks_like_device(receiver) else NOT_A_DEVICE_NOTE.format(receiver=self.seg(receiver))
+        fixes = [self._fix("transfer", rule, transfer, "accept npu devices as well" + note),
+                 self._fix("agnostic", rule, agnostic, "test for the accelerator type (still cuda without one)" + note,
                            requires=("device_type",))]
-        self.report(rule, node, self.seg(node).replace("\n", " "), fixes=fixes)
+        self.report(rule, node, symbol, fixes=fixes, suffix=note)
         return True
+
+    def _saved_location(self, receiver: ast.AST) -> bool:
+        """Is `receiver` the location parameter of a `map_location=lambda storage, loc: ...`?"""
+        if not isinstance(receiver, ast.Name):
+            return False
+        for i in range(len(self._stack) - 1, -1, -1):
+            scope = self._stack[i]
+            if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return False
+            if isinstance(scope, ast.Lambda):
+                params = [a.arg for a in scope.args.args]
+                if receiver.id not in params:
+                    continue
+                holder = self._stack[i - 1] if i else None
+                return (isinstance(holder, ast.keyword) and holder.arg == "map_location"
+                        and len(params) >= 2 and params.index(receiver.id) == 1)
+        return False
 
     def visit_Constant(self, node: ast.Constant) -> None:
         if not isinstance(node.value, str) or self._message_depth or id(node) in self._handled:
@@ -1295,10 +1344,9 @@ class PythonAnalyzer(ast.NodeVisitor):
         quote = raw[-1] if raw[-1:] in "\"'" else '"'
         simple = raw[:1] in "\"'" and raw.count(quote) == 2
         fixes = []
-        if isinstance(parent, MATCH_VALUE):
+        if self._in_match_pattern():
             # `case "cuda":` cannot name a run-time value: the match needs an if/elif by hand.
-            self.report(rule, node, value, confidence=self._device_confidence(node),
-                        suffix=" (a match pattern: test `_accel_type or \"cuda\"` in an if/elif instead)")
+            self.report(rule, node, value, confidence=self._device_confidence(node), suffix=MATCH_PATTERN_NOTE)
             return
         if simple and ":" not in value and self._names_accelerator(node, parent):
             fixes.append(self._fix("agnostic", rule, [self._replace(node, self._cuda_or_accel())],
@@ -1356,6 +1404,34 @@ class PythonAnalyzer(ast.NodeVisitor):
 
 
 # --------------------------------------------------------------------- helpers
+_DEVICE_WORD = re.compile(r"(^|_)(device|dev|devices|place|accelerator|backend_device)(_|$|\d)", re.I)
+
+
+def _looks_like_device(node: ast.AST) -> bool:
+    """Is this expression evidently the device the code runs on (`device`, `args.device`,
+    `str(x.device)`, `t.device.type`, `torch.device(...)`), as opposed to some string that
+    may hold stored data (a name read from a saved graph, a checkpoint key, a config value)?"""
+    if isinstance(node, ast.Call):
+        func = node.func
+        if isinstance(func, ast.Name) and func.id in ("str", "repr") and len(node.args) == 1:
+            return _looks_like_device(node.args[0])
+        if isinstance(func, ast.Attribute) and func.attr == "lower" and not node.args:
+            return _looks_like_device(func.value)
+        return isinstance(func, ast.Attribute) and func.attr == "device"  # torch.device(...)
+    if isinstance(node, ast.JoinedStr) and len(node.values) == 1 and isinstance(node.values[0], ast.FormattedValue):
+        return _looks_like_device(node.values[0].value)
+    if isinstance(node, ast.Attribute):
+        if node.attr == "type":
+            return _looks_like_device(node.value)
+        return bool(_DEVICE_WORD.search(node.attr))
+    if isinstance(node, ast.Name):
+        return bool(_DEVICE_WORD.search(node.id))
+    if isinstance(node, ast.Subscript):  # args["device"], cfg["device_type"]
+        key = node.slice
+        return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(_DEVICE_WORD.search(key.value))
+    return False
+
+
 def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
 

@@ -23,13 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Optional
 
+from ascend_migrate.scan.own_outputs import OWN_DIRS, own_file_name
+
 VCS_DIRS = frozenset({".git", ".hg", ".svn", ".bzr", "_darcs", ".jj"})
 INSTALLED_DIRS = frozenset({"site-packages", "dist-packages"})
-# Folders written by this tool: reports, change lists, the result cache.
-OWN_DIRS = frozenset({".ascend-migrate", ".ascend-migrate-cache"})
 # Third-party code fetched by package managers, and editor autosave copies of notebooks.
 FETCHED_DIRS = frozenset({"node_modules", ".eggs", ".ipynb_checkpoints"})
-OWN_FILE_PREFIXES = ("ascend-migrate-changes.",)
 
 
 @dataclass(frozen=True)
@@ -126,7 +125,8 @@ def _realpath_strict(full: str) -> str:  # pragma: no cover - Python 3.9
 def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool = True) -> Walk:
     """Every regular file and in-tree symlink under `root`, in sorted order, plus what was skipped.
 
-    `own_files`: also skip this tool's change lists (`ascend-migrate-changes.*`)."""
+    `own_files`: also skip the files this tool names after itself (the change lists,
+    `ascend-migrate-changes.*`); reports are recognised by content (`own_outputs`)."""
     root = os.fspath(root)
     patterns = tuple(exclude)
     out = Walk()
@@ -174,7 +174,7 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
             elif stat.S_ISREG(mode):
                 if excluded(rel, patterns):
                     continue
-                if own_files and entry.name.startswith(OWN_FILE_PREFIXES):
+                if own_files and own_file_name(entry.name):
                     continue
                 out.items.append(TreeItem(rel, "file"))
             else:

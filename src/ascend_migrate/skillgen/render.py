@@ -6,7 +6,6 @@ same bytes (no timestamps), which keeps regenerated skills diffable.
 """
 from __future__ import annotations
 
-import os
 import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -16,6 +15,8 @@ from typing import Any, Iterable, Optional
 import jinja2
 
 from ascend_migrate import __version__
+from ascend_migrate.scan.own_outputs import is_own_output
+from ascend_migrate.scan.walk import walk_tree
 from ascend_migrate.skillgen.inputs import ChangeList, ScanSummary, ValidationReport
 
 HUAWEI_PIP_INDEX = "https://repo.huaweicloud.com/repository/pypi/simple/"
@@ -33,7 +34,6 @@ VERSION_RE = re.compile(r"^[0-9][0-9A-Za-z.+_-]{0,40}$")
 # Rendered inside single quotes in shell blocks, so no quotes, spaces or shell metacharacters.
 URL_RE = re.compile(r"^https?://[A-Za-z0-9._~:/?#@&=%+-]+$")
 INLINE_LIMITS = {"changes": 60, "items": 40, "findings_per_rule": 5}
-SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "node_modules", "__pycache__", ".tox", "build", "dist"}
 MAX_WALK_FILES = 20000
 MAX_READ_BYTES = 2 * 1024 * 1024
 
@@ -135,17 +135,22 @@ def _env_lookup(env: dict[str, Any], *names: str) -> str:
 
 
 def _project_files(root: Path) -> Iterable[Path]:
+    """The project's files as the scanner sees them (`scan.walk`: no VCS folders, virtual
+    environments or caches; `build/` and `dist/` are source), without this tool's outputs."""
     if root.is_file():
         yield root
         return
     count = 0
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            count += 1
-            if count > MAX_WALK_FILES:
-                return
-            yield Path(dirpath) / name
+    for item in walk_tree(root).items:
+        if item.kind != "file":
+            continue
+        path = root / item.rel
+        if is_own_output(path):
+            continue
+        count += 1
+        if count > MAX_WALK_FILES:
+            return
+        yield path
 
 
 def _project_facts(root: Path) -> tuple[list[str], set[str]]:

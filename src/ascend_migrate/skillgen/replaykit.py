@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
+from ascend_migrate.scan.walk import skip_reason
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.validate import provenance
 from ascend_migrate.validate.verdict import decide
@@ -102,7 +103,9 @@ def _copy_original(original: Path, dest: Path) -> None:
         skipped = set()
         for name in names:
             full = Path(dirpath) / name
-            if name in (".git", ".hg", ".svn", ".ascend-migrate") or (full.is_file() and provenance.is_own_output(full)):
+            if full.is_dir() and not full.is_symlink() and skip_reason(str(full), name):
+                skipped.add(name)  # VCS, virtual environments, caches, our own folders: as the walker decides
+            elif full.is_file() and provenance.is_own_output(full):
                 skipped.add(name)
         return skipped
 

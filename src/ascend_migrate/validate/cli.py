@@ -314,15 +314,17 @@ def own_files_command(path: Path) -> None:
     """List the files under PATH that ascend-migrate wrote (left out of the tree hash)."""
     import os
 
-    from ascend_migrate.validate.provenance import SKIP_DIRS, is_own_output
+    from ascend_migrate.scan.own_outputs import is_own_output
+    from ascend_migrate.scan.walk import display, walk_tree
 
-    for dirpath, dirnames, filenames in os.walk(path):
-        own_dir = Path(dirpath).name == ".ascend-migrate"
-        dirnames[:] = sorted(d for d in dirnames if d == ".ascend-migrate" or d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            full = Path(dirpath) / name
-            if own_dir or ".ascend-migrate" in full.relative_to(path).parts or is_own_output(full):
-                click.echo(full.relative_to(path).as_posix())
+    tree = walk_tree(path, own_files=False)
+    listed = [i.rel for i in tree.items if i.kind == "file" and is_own_output(path / i.rel)]
+    for rel, reason in tree.skipped:
+        if rel.endswith("/") and reason.endswith("written by ascend-migrate"):
+            for dirpath, _dirs, filenames in os.walk(path / rel, followlinks=False):
+                listed.extend((Path(dirpath) / n).relative_to(path).as_posix() for n in filenames)
+    for rel in sorted(listed):
+        click.echo(display(rel))
 
 
 @validate_command.command(name="checklist")

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterable, Iterator, Optional
 
-from ascend_migrate.scan.own_outputs import own_output_kind
+from ascend_migrate.scan.own_outputs import own_file_name, own_output_kind
 from ascend_migrate.scan.walk import walk_tree
 
 CONFIG_SUFFIXES = {".sh", ".bash", ".zsh", ".yaml", ".yml", ".json", ".toml", ".cfg", ".ini", ".conf"}
 MAX_BYTES = 2_000_000
-OWN_FILES_PREFIX = "ascend-migrate-"
 _MATCH = getattr(ast, "Match", None)  # Python 3.10+
 
 
@@ -78,7 +77,7 @@ def load_project(root: Path | str) -> Project:
         suffix = Path(name).suffix.lower()
         if suffix not in (".py", *CONFIG_SUFFIXES):
             continue
-        if name.startswith(OWN_FILES_PREFIX) and suffix != ".py":
+        if own_file_name(name):
             project.skipped.append((rel, "written by ascend-migrate"))
             continue  # change lists and reports written by this toolkit
         try:

@@ -2,9 +2,12 @@
 checksum over the report so a hand edit is detected.
 
 * `tree_hash(root)`: SHA-256 over the sorted (path, content hash) pairs of every file that
-  matters in the tree. Our own outputs are left out (`.ascend-migrate/`, the change lists
-  `ascend-migrate-changes.*`, and JSON/SARIF reports written by this toolkit, recognised by
-  their schema id), as are caches and VCS folders and any path listed in `extra_exclude`.
+  matters in the tree. The tree is what the scanner's walker sees (`scan.walk`: version-control
+  folders, virtual environments found by their `pyvenv.cfg`, tagged caches, installed packages
+  and our own folders are left out; `build/`, `dist/`, `env/` are source like any folder), minus
+  our own outputs (`scan.own_outputs`: change lists, and JSON/SARIF reports recognised by their
+  schema id), minus what running or installing the project writes into it (`__pycache__/`,
+  `*.pyc`, `*.egg-info/`), minus any path listed in `extra_exclude`.
 * `file_sha256(path)`: the golden file's hash.
 * `sign(report)` / `check_signature(report)`: SHA-256 over the canonical JSON of the report
   without its `checksum` field. This is integrity, not security: anyone with the tool can
@@ -18,50 +21,35 @@ import os
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Optional
 
+from ascend_migrate.scan.own_outputs import is_own_output
+from ascend_migrate.scan.walk import walk_tree
+
+__all__ = ["is_own_output", "iter_tree", "tree_hash", "tree_manifest", "file_sha256", "sign", "check_signature"]
+
 TREE_HASH_ALGO = "sha256/files-v1"
 CHECKSUM_ALGO = "sha256/canonical-json-v1"
-SKIP_DIRS = {
-    ".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache", ".tox", ".nox",
-    ".ascend-migrate", ".ascend-migrate-cache", ".ipynb_checkpoints", ".idea", ".vscode", "node_modules", ".venv", "venv",
-}
+# Written into the tree by running or installing the project (validation runs it): not content.
+RUNTIME_DIRS = ("__pycache__",)
+RUNTIME_DIR_SUFFIXES = (".egg-info",)
 SKIP_SUFFIXES = (".pyc", ".pyo")
-OWN_PREFIX = "ascend-migrate-"
-_OWN_SCHEMA_MARK = b'"ascend-migrate/'
-_OWN_SNIFF_BYTES = 4096
 
 
-def is_own_output(path: Path) -> bool:
-    """A file this toolkit wrote: change lists, or a JSON/SARIF report carrying our schema id."""
-    name = path.name
-    if name.startswith(OWN_PREFIX) and not name.endswith(".py"):
-        return True
-    if path.suffix.lower() not in (".json", ".sarif"):
-        return False
-    try:
-        with open(path, "rb") as fh:
-            head = fh.read(_OWN_SNIFF_BYTES)
-    except OSError:
-        return False
-    # scan reports, validation reports, comparisons, change lists: {"schema": "ascend-migrate/..."}
-    # SARIF: the driver is named ascend-migrate
-    return (b'"schema"' in head and _OWN_SCHEMA_MARK in head) or (
-        b'"$schema"' in head and b'"name": "ascend-migrate"' in head)
+def _runtime_output(rel: str) -> bool:
+    parts = rel.split("/")
+    return rel.endswith(SKIP_SUFFIXES) or any(
+        p in RUNTIME_DIRS or p.endswith(RUNTIME_DIR_SUFFIXES) for p in parts[:-1])
 
 
 def iter_tree(root: Path, extra_exclude: Iterable[str] = ()) -> Iterator[tuple[str, Path]]:
     """(relative POSIX path, absolute path) of every file counted in the tree hash, sorted."""
     root = Path(root)
-    excluded = {p.strip("/") for p in extra_exclude}
+    patterns = [p.strip("/") for p in extra_exclude if p.strip("/")]
     found: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.endswith(".egg-info"))
-        rel_dir = Path(dirpath).relative_to(root).as_posix()
-        for name in filenames:
-            full = Path(dirpath) / name
-            rel = name if rel_dir == "." else f"{rel_dir}/{name}"
-            if rel in excluded or name.endswith(SKIP_SUFFIXES) or is_own_output(full):
-                continue
-            found.append((rel, full))
+    for item in walk_tree(root, patterns).items:
+        full = root / item.rel
+        if _runtime_output(item.rel) or (item.kind == "file" and is_own_output(full)):
+            continue
+        found.append((item.rel, full))
     return iter(sorted(found))
 
 

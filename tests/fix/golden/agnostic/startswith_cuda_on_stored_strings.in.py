@@ -1,0 +1,15 @@
+import torch
+
+
+def summarise(opts, device, scripted, batch, ckpt_path):
+    # The running device, in the usual spellings: rewritten to the accelerator type.
+    on_gpu = opts.device.startswith("cuda")
+    indexed = str(device).startswith("cuda:")
+    tensor_side = batch.device.type.startswith("cuda")
+    # Strings that may be stored data (device names kept in a saved graph, checkpoint keys):
+    # still rewritten, but the change says the receiver is not evidently a device.
+    baked = [n for n in scripted.graph.nodes() if str(n).startswith("cuda")]
+    keys = [k for k in torch.load(ckpt_path) if k.startswith("cuda")]
+    # map_location's second argument is where the checkpoint saved a tensor: left for a person.
+    state = torch.load(ckpt_path, map_location=lambda storage, loc: storage if loc.startswith("cuda") else storage)
+    return on_gpu, indexed, tensor_side, baked, keys, state
