@@ -50,6 +50,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
     Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
     """
+    from ascend_migrate.console import info, verbosity
     from ascend_migrate.knowledge.base import load_knowledge
     from ascend_migrate.knowledge.loader import KnowledgeError
     from ascend_migrate.report import render
@@ -68,7 +69,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         raise click.BadParameter("must be an absolute URL such as https://example.org/docs/", param_hint="--docs-base")
     try:
         kb = load_knowledge()
-        progress = Progress() if fmt == "text" or output else None
+        progress = Progress() if (fmt == "text" or output) and verbosity() >= 0 else None
         result = scan(path, select=select or None, ignore=ignore or None, jobs=jobs,
                       use_cache=not no_cache, torch_npu_version=torch_npu,
                       progress=progress.update if progress else None, entry=entry, no_entry=no_entry)
@@ -77,7 +78,9 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     except (ConfigError, KnowledgeError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    use_color = (sys.stdout.isatty() if color is None else color) and output is None
+    from ascend_migrate.console import set_color
+
+    use_color = set_color(color) and output is None
     sarif_options = {"source_root": sarif_root, "docs_base": docs_base}
     text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
         render(result, fmt, kb=kb, sarif_options=sarif_options)
@@ -92,8 +95,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             txn.abort()
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
-        click.echo(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)",
-                   err=True)
+        info(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)")
     else:
         click.echo(text, nl=not text.endswith("\n"))
     internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
