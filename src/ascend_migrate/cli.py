@@ -47,7 +47,32 @@ class LazyGroup(click.Group):
             if exc.name and exc.name.startswith(module_name.rsplit(".", 1)[0]):
                 return _unavailable(cmd_name, f"not available in this build ({exc.name} missing)")
             raise
-        return getattr(module, attr)
+        from ascend_migrate.console import add_common_options
+
+        return add_common_options(getattr(module, attr))
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except BrokenPipeError:
+            # The reader went away (`ascend-migrate rules | head`): stop quietly with the
+            # exit status a process killed by SIGPIPE reports, not a traceback.
+            _silence_stdout()
+            ctx.exit(EXIT_BROKEN_PIPE)
+
+
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by `head`
+
+
+def _silence_stdout() -> None:
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
 
 
 def _unavailable(name: str, reason: str) -> click.Command:
@@ -58,8 +83,17 @@ def _unavailable(name: str, reason: str) -> click.Command:
     return _cmd
 
 
+def _root_color(ctx: click.Context, _param: click.Parameter, value: "bool | None") -> None:
+    from ascend_migrate.console import color_enabled, no_color_env
+
+    if value is not None or no_color_env():
+        ctx.color = color_enabled(value)
+
+
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ascend-migrate")
+@click.option("--color/--no-color", default=None, expose_value=False, is_eager=True, callback=_root_color,
+              help="Colour output for every command (default: on a terminal, off when NO_COLOR is set).")
 def cli() -> None:
     """Port CUDA PyTorch projects to Huawei Ascend NPUs.
 
@@ -82,7 +116,14 @@ def main() -> None:
     import sys
 
     try:
-        cli(prog_name="ascend-migrate")
+        try:
+            cli(prog_name="ascend-migrate")
+        finally:
+            try:
+                sys.stdout.flush()
+            except BrokenPipeError:
+                _silence_stdout()
+                sys.exit(EXIT_BROKEN_PIPE)
     except (KeyboardInterrupt, SystemExit):
         raise
     except Exception as exc:

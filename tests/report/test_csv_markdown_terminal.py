@@ -72,8 +72,8 @@ def test_markdown_has_the_summary_tables(hand_result, kb):
     coverage = {r[0]: r[1] for r in tables[("Coverage", "Findings", "Share", "Meaning")]}
     assert coverage == {"`auto`": "2", "`partial`": "3", "`none`": "6"}
     by_rule = {r[0]: r for r in tables[("Rule", "Name", "Category", "Severity", "transfer_to_npu", "Effort", "Findings")]}
-    assert by_rule["[EX001](references/rules.md#ex001)"][1] == "cuda-source-file"
-    assert by_rule["[EX001](references/rules.md#ex001)"][-1] == "4"
+    assert by_rule["[EX001](#ex001)"][1] == "cuda-source-file"
+    assert by_rule["[EX001](#ex001)"][-1] == "4"
     cats = {r[0]: r[1] for r in tables[("Category", "Findings", "Errors", "Warnings", "Info")]}
     assert cats["extension"] == "4"
     effort = tables[("Effort", "Findings", "Counted", "Minutes each", "Minutes")]
@@ -90,7 +90,7 @@ def test_markdown_findings_grouped_by_file_with_escaped_cells(hand_result, kb):
     rows = [r for t in finding_tables for r in t[1:]]
     assert len(rows) == len(hand_result.findings)
     assert all(len(r) == 4 for r in rows)  # a pipe inside a message does not split the cell
-    assert ["8:20", "[CU101](references/rules.md#cu101)", "error"] == next(r[:3] for r in rows if "CU101" in r[1])
+    assert ["8:20", "[CU101](#cu101)", "error"] == next(r[:3] for r in rows if "CU101" in r[1])
     assert any(r[3] == "device string `cuda` | pipe newline" for r in rows)
 
 
@@ -181,3 +181,28 @@ def test_progress_throttles_redraws():
         p.update(i, 400)
     p.update(400, 400)  # completion always draws
     assert stream.getvalue().count("\r") == 2
+
+
+def _links_and_slugs(text):
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    links, slugs = [], set()
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open":
+            title = tokens[i + 1].content
+            slugs.add("-".join(title.strip().lower().replace(":", "").split()))
+        for child in tok.children or []:
+            if child.type == "link_open":
+                links.append(child.attrGet("href"))
+    return links, slugs
+
+
+def test_markdown_rule_links_work_outside_this_checkout(hand_result, kb):
+    text = markdown.to_markdown(hand_result, kb)
+    assert "references/" not in text
+    links, slugs = _links_and_slugs(text)
+    assert links
+    for href in links:  # every link is absolute or lands on a heading of this document
+        assert href.startswith(("http://", "https://")) or (href.startswith("#") and href[1:] in slugs), href
+    assert {"#" + r.lower() for r in hand_result.rules_fired()} <= set(links)
+    cu101 = text.split("\n### CU101\n", 1)[1].split("\n### ", 1)[0]
+    assert " ".join(kb.rule("CU101").how.split()) in cu101

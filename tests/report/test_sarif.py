@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlparse
 
 from ascend_migrate.report import render, sarif
@@ -16,6 +17,17 @@ def _run(result, kb, **options):
     return log["runs"][0]
 
 
+def _placeholders() -> set:
+    from ascend_migrate.knowledge.base import load_knowledge
+
+    found = {m for r in load_knowledge().rules.values() for m in re.findall(r"\{[a-z_]+\}", r.message)}
+    assert "{symbol}" in found  # the message templates this guards against
+    return found
+
+
+_PLACEHOLDERS = _placeholders()
+
+
 def _check_structure(run):
     driver = run["tool"]["driver"]
     assert driver["name"] == "ascend-migrate" and driver["version"]
@@ -23,6 +35,10 @@ def _check_structure(run):
     assert len(ids) == len(set(ids))
     for rule in driver["rules"]:
         assert rule["shortDescription"]["text"] and rule["fullDescription"]["text"]
+        descriptive = (rule["name"], rule["shortDescription"]["text"], rule["fullDescription"]["text"],
+                       rule["help"]["text"])
+        assert not any(p in text for p in _PLACEHOLDERS for text in descriptive), rule["id"]
+        assert "helpUri" not in rule or urlparse(rule["helpUri"]).scheme
         assert rule["help"]["text"] and rule["help"]["markdown"]
         assert rule["defaultConfiguration"]["level"] in ("error", "warning", "note")
         assert {"category", "effort", "transfer"} <= set(rule["properties"])
@@ -59,10 +75,14 @@ def test_rule_descriptor_content(hand_result, kb):
     cu101 = rules["CU101"]
     rule = kb.rule("CU101")
     assert cu101["name"] == "DeviceCapabilityQuery"
-    assert cu101["shortDescription"]["text"] == rule.message
+    assert cu101["shortDescription"]["text"] == "Device capability query"
     assert cu101["fullDescription"]["text"] == rule.why.strip()
     assert rule.before.strip() in cu101["help"]["markdown"] and rule.after.strip() in cu101["help"]["markdown"]
-    assert cu101["helpUri"] == "references/rules.md#cu101"
+    assert rule.how.strip() in cu101["help"]["text"]
+    assert "helpUri" not in cu101 and "informationUri" not in _run(hand_result, kb)["tool"]["driver"]
+    relative = _run(hand_result, kb, docs_base="docs/")
+    assert "informationUri" not in relative["tool"]["driver"]
+    assert all("helpUri" not in r for r in relative["tool"]["driver"]["rules"])
     assert cu101["properties"]["transfer"] == "partial"
     assert rules["CU001"]["defaultConfiguration"]["level"] == "note"  # info -> note
     assert rules["EX001"]["defaultConfiguration"]["level"] == "error"
@@ -148,3 +168,34 @@ def test_single_file_scan_uses_the_parent_as_srcroot(tree, scan_tree, kb):
     _check_structure(run)
     assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == (tree / "pkg").resolve().as_uri() + "/"
     assert {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]} == {"train.py"}
+
+
+def test_sarif_root_maps_a_subfolder_scan_to_the_repository(tree, scan_tree, kb):
+    run = _run(scan_tree(tree / "pkg"), kb, source_root=tree)
+    _check_structure(run)
+    assert run["originalUriBaseIds"]["%SRCROOT%"]["uri"] == tree.resolve().as_uri() + "/"
+    uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in run["results"]}
+    assert uris and all(u.startswith("pkg/") for u in uris)
+    assert "pkg/train.py" in uris
+    fixes = [c["artifactLocation"]["uri"] for r in run["results"] for x in r.get("fixes", [])
+             for c in x["artifactChanges"]]
+    assert all(u.startswith("pkg/") for u in fixes)
+
+
+def test_scan_cli_sarif_root_and_docs_base(tree, kb, tmp_path, monkeypatch):
+    from click.testing import CliRunner
+
+    from ascend_migrate.scan.cli import scan_command
+
+    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    out = CliRunner().invoke(scan_command, [str(tree / "pkg"), "--format", "sarif", "--no-cache",
+                                            "--sarif-root", str(tree), "--docs-base", "https://example.org/d/"])
+    assert out.exit_code in (0, 1), out.output
+    run = json.loads(out.stdout)["runs"][0]
+    assert all(r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"].startswith("pkg/")
+               for r in run["results"])
+    assert run["tool"]["driver"]["informationUri"] == "https://example.org/d/"
+    bad = CliRunner().invoke(scan_command, [str(tree), "--format", "sarif", "--sarif-root", str(tree / "pkg")])
+    assert bad.exit_code == 2 and "--sarif-root" in bad.output
+    rel = CliRunner().invoke(scan_command, [str(tree), "--format", "sarif", "--docs-base", "docs/"])
+    assert rel.exit_code == 2 and "absolute URL" in rel.output

@@ -67,6 +67,8 @@ def check_command(device, python, as_json, hccl, vllm, timeout, cann_root, npu_s
     if as_json:
         click.echo(json.dumps(report.to_dict(), indent=2, default=str))
     else:
-        use_color = sys.stdout.isatty() if color is None else color
+        from ascend_migrate.console import set_color
+
+        use_color = set_color(color)
         click.echo(render_text(report, color=use_color), nl=False)
     sys.exit(report.exit_code)

@@ -19,8 +19,10 @@ def render(
     kb: Optional[KnowledgeBase] = None,
     *,
     color: bool = False,
+    sarif_options: Optional[dict[str, Any]] = None,
 ) -> str:
-    """The report in one of FORMATS as text. `color` applies to "text" only."""
+    """The report in one of FORMATS as text. `color` applies to "text" only; `sarif_options`
+    (`source_root`, `docs_base`, ...) to "sarif" only."""
     from ascend_migrate.report import csv_report, json_report, markdown, sarif, terminal
 
     if fmt not in FORMATS:
@@ -35,7 +37,7 @@ def render(
     if fmt == "md":
         return markdown.to_markdown(report, kb)
     if fmt == "sarif":
-        return sarif.dumps(report, kb)
+        return sarif.dumps(report, kb, **(sarif_options or {}))
     return csv_report.to_csv(report, kb)
 
 

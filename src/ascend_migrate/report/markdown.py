@@ -1,7 +1,10 @@
 """Markdown scan report: summary tables, then every finding grouped by file.
 
 Rendered from the canonical JSON report with plain string building (GitHub-flavoured
-Markdown tables; pipes and newlines in cell text are escaped).
+Markdown tables; pipes and newlines in cell text are escaped). The report stands on its own
+where it is read (the user's project, a CI artifact): each rule ID links to a "Rules"
+section at the end that carries the rule's short guidance inline, not to a file of this
+tool's checkout.
 """
 from __future__ import annotations
 
@@ -75,7 +78,7 @@ def to_markdown(
     rows = []
     for rid, n in sorted(counts["by_rule"].items(), key=lambda kv: (-kv[1], kv[0])):
         rule = report["rules"][rid]
-        rows.append([_link(rid, rule["doc_url"]), _esc(rule["name"]), _esc(rule["category"]), rule["severity"],
+        rows.append([_rule_link(rid), _esc(rule["name"]), _esc(rule["category"]), rule["severity"],
                      f"`{rule['transfer']}`", rule["effort"], n])
     out += (_table(["Rule", "Name", "Category", "Severity", "transfer_to_npu", "Effort", "Findings"], rows)
             if rows else ["No findings.", ""])
@@ -125,9 +128,32 @@ def to_markdown(
     for path, group in _by_file(report["findings"]):
         out += [f"### `{_code(path)}` ({len(group)})", ""]
         out += _table(["Line", "Rule", "Severity", "Message"],
-                      [[f"{f['line']}:{f['col'] + 1}", _link(f["rule"], f["doc_url"]), f["severity"],
+                      [[f"{f['line']}:{f['col'] + 1}", _rule_link(f["rule"]), f["severity"],
                         _esc(f["message"])] for f in group])
+
+    if report["rules"]:
+        out += ["## Rules", ""]
+        for rid in sorted(report["rules"]):
+            out += _rule_section(report["rules"][rid])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _rule_link(rid: str) -> str:
+    """A link to the rule's section in this document (GitHub and most renderers slug a
+    heading `CU101` to `#cu101`)."""
+    return f"[{rid}](#{rid.lower()})"
+
+
+def _rule_section(rule: dict[str, Any]) -> list[str]:
+    out = [f"### {rule['id']}", "", f"**{_esc(rule['name'] or rule['id'])}** ({rule['severity'] or 'unknown'}, "
+           f"transfer_to_npu: `{rule['transfer']}`)", ""]
+    for label, key in (("Why", "why"), ("Fix", "how")):
+        text = " ".join(str(rule.get(key) or "").split())
+        if text:
+            out += [f"{label}: {text}", ""]
+    if rule.get("after"):
+        out += ["```python", rule["after"].rstrip(), "```", ""]
+    return out
 
 
 def _by_file(findings: Sequence[dict[str, Any]]) -> Iterable[tuple[str, list[dict[str, Any]]]]:

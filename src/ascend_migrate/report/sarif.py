@@ -21,8 +21,9 @@ from ascend_migrate.scan.api import ScanResult
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 SARIF_VERSION = "2.1.0"
 SRCROOT = "%SRCROOT%"
-# Absolute base for rule documentation links (`<base>references/rules.md#cu101`). Empty:
-# helpUri stays repo-relative and informationUri is omitted.
+# Absolute base for rule documentation links (`<base>references/rules.md#cu101`). Empty or
+# relative: no helpUri and no informationUri (SARIF requires both to be absolute URIs); the
+# rule's documentation is carried inline in `help.text` / `help.markdown` instead.
 DOCS_BASE_URL = ""
 MAX_RESULTS = 25_000  # GitHub code scanning: results per run
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
@@ -36,15 +37,23 @@ def to_sarif(
     style: str = "transfer",
     all_rules: bool = False,
     docs_base: Optional[str] = None,
+    source_root: "Optional[str | Path]" = None,
 ) -> dict[str, Any]:
     """A SARIF 2.1.0 log with one run.
 
     `style` picks which fixes become SARIF `fixes` ("transfer" or "agnostic");
     `all_rules` lists every known rule in the driver, not only those that fired;
-    `docs_base` is an absolute URL prefix for rule docs (default `DOCS_BASE_URL`).
+    `docs_base` is an absolute URL prefix for rule docs (default `DOCS_BASE_URL`; ignored
+    unless absolute); `source_root` is the folder artifact URIs are relative to (e.g. the
+    repository root when a subfolder was scanned; default: the scanned folder).
     """
     report = as_report(result, kb)
     base = DOCS_BASE_URL if docs_base is None else docs_base
+    if not _is_absolute(base):
+        base = ""
+    scan_dir = _scan_dir(report["root"])
+    root_dir = scan_dir if source_root is None else Path(source_root).resolve()
+    prefix = _prefix(scan_dir, root_dir)
     rules_meta = dict(report["rules"])
     if all_rules:
         knowledge = resolve_kb(kb)
@@ -72,7 +81,7 @@ def to_sarif(
     invocation: dict[str, Any] = {"executionSuccessful": True}
     notifications = [
         {"level": "warning", "message": {"text": f"{n['path']}: {n['reason']}"},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": _uri(n["path"]), "uriBaseId": SRCROOT}}}]}
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": prefix + _uri(n["path"]), "uriBaseId": SRCROOT}}}]}
         for n in report["notes"]
     ]
     if omitted:
@@ -84,9 +93,9 @@ def to_sarif(
     run: dict[str, Any] = {
         "tool": {"driver": driver},
         "invocations": [invocation],
-        "originalUriBaseIds": {SRCROOT: {"uri": _root_uri(report["root"])}},
+        "originalUriBaseIds": {SRCROOT: {"uri": _dir_uri(root_dir)}},
         "columnKind": "unicodeCodePoints",
-        "results": [_result(f, index[f["rule"]], style) for f in findings],
+        "results": [_result(f, index[f["rule"]], style, prefix) for f in findings],
         "properties": {
             "torchNpuVersion": report["torch_npu_version"],
             "filesScanned": report["files_scanned"],
@@ -108,11 +117,12 @@ def dumps(result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = N
 def _rule_descriptor(rule: dict[str, Any], base: str) -> dict[str, Any]:
     rid = rule["id"]
     doc = rule["doc_url"]
+    title = _title(rule["name"]) or rid
     descriptor: dict[str, Any] = {
         "id": rid,
         "name": _pascal(rule["name"]) or rid,
-        "shortDescription": {"text": rule["message"] or rid},
-        "fullDescription": {"text": rule["why"] or rule["message"] or rid},
+        "shortDescription": {"text": title},
+        "fullDescription": {"text": rule["why"] or _plain(rule["message"]) or title},
         "help": {"text": _help_text(rule), "markdown": _help_markdown(rule)},
         "defaultConfiguration": {"level": LEVELS.get(rule["severity"], "warning")},
         "properties": {
@@ -122,9 +132,31 @@ def _rule_descriptor(rule: dict[str, Any], base: str) -> dict[str, Any]:
             "tags": ["ascend", "npu-migration", rule["category"]],
         },
     }
-    if doc:
-        descriptor["helpUri"] = base + doc if base else doc
+    if doc and base:
+        descriptor["helpUri"] = base + doc
     return descriptor
+
+
+def _title(name: str) -> str:
+    """`device-capability-query` -> `Device capability query`."""
+    words = name.replace("_", "-").split("-")
+    text = " ".join(w for w in words if w)
+    return text[:1].upper() + text[1:]
+
+
+def _plain(message: str) -> str:
+    """A message template without its `{placeholders}`: a rule descriptor describes the rule,
+    not one finding, so `{symbol}` and friends become generic words."""
+    import re
+
+    text = re.sub(r"`[^`]*\{[a-z_]+\}[^`]*`", "this call", message or "")
+    return re.sub(r"\{[a-z_]+\}", "it", text)
+
+
+def _is_absolute(uri: Optional[str]) -> bool:
+    from urllib.parse import urlparse
+
+    return bool(uri) and bool(urlparse(uri).scheme) and bool(urlparse(uri).netloc or urlparse(uri).path)
 
 
 def _pascal(name: str) -> str:
@@ -132,7 +164,7 @@ def _pascal(name: str) -> str:
 
 
 def _help_text(rule: dict[str, Any]) -> str:
-    parts = [rule["how"] or rule["message"]]
+    parts = [_title(rule["name"]), rule["why"], rule["how"] or _plain(rule["message"])]
     if rule["npu"]:
         parts.append(f"NPU: {rule['npu']}")
     if rule["before"]:
@@ -143,7 +175,7 @@ def _help_text(rule: dict[str, Any]) -> str:
 
 
 def _help_markdown(rule: dict[str, Any]) -> str:
-    parts = [rule["how"] or rule["message"]]
+    parts = [f"**{rule['id']}: {_title(rule['name'])}**", rule["how"] or _plain(rule["message"])]
     if rule["why"]:
         parts.append(f"**Why:** {rule['why']}")
     if rule["npu"]:
@@ -173,8 +205,8 @@ def _edit_region(start: list[int], end: list[int]) -> dict[str, Any]:
             "endLine": max(1, end[0]), "endColumn": end[1] + 1}
 
 
-def _result(f: dict[str, Any], rule_index: int, style: str) -> dict[str, Any]:
-    uri = _uri(f["path"])
+def _result(f: dict[str, Any], rule_index: int, style: str, prefix: str = "") -> dict[str, Any]:
+    uri = prefix + _uri(f["path"])
     out: dict[str, Any] = {
         "ruleId": f["rule"],
         "ruleIndex": rule_index,
@@ -228,9 +260,20 @@ def _uri(path: str) -> str:
     return quote(raw.lstrip(b"/"), safe="/")
 
 
-def _root_uri(root: str) -> str:
+def _scan_dir(root: str) -> Path:
     path = Path(root).resolve()
-    if path.is_file():
-        path = path.parent
+    return path.parent if path.is_file() else path
+
+
+def _prefix(scan_dir: Path, root_dir: Path) -> str:
+    """The scanned folder as a URI prefix relative to `root_dir` ("" when they are the same)."""
+    try:
+        rel = scan_dir.relative_to(root_dir)
+    except ValueError:
+        raise ValueError(f"SARIF source root {root_dir} does not contain the scanned path {scan_dir}") from None
+    return "" if rel == Path(".") else _uri(rel.as_posix()) + "/"
+
+
+def _dir_uri(path: Path) -> str:
     uri = path.as_uri()
     return uri if uri.endswith("/") else uri + "/"

@@ -30,9 +30,14 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 @click.option("--no-entry", "no_entry", multiple=True, metavar="FILE",
               help="Never treat FILE as an entry point (repeatable).")
 @click.option("--color/--no-color", default=None, help="Colour the text report (default: when a terminal).")
+@click.option("--sarif-root", type=click.Path(path_type=Path, file_okay=False), metavar="DIR",
+              help="SARIF artifact paths are relative to DIR (e.g. the repository root when PATH is a subfolder).")
+@click.option("--docs-base", metavar="URL",
+              help="Absolute URL prefix for rule docs in SARIF (helpUri); without it the docs are inline only.")
 def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select: tuple[str, ...],
                  ignore: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
-                 entry: tuple[str, ...], no_entry: tuple[str, ...], color: bool | None) -> None:
+                 entry: tuple[str, ...], no_entry: tuple[str, ...], color: bool | None,
+                 sarif_root: Path | None, docs_base: str | None) -> None:
     """Scan PATH (a project directory or one file) for CUDA-only code.
 
     Reports every CUDA API use (aliases resolved), device strings, nccl, DataParallel, AMP,
@@ -45,6 +50,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
     Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
     """
+    from ascend_migrate.console import info, verbosity
     from ascend_migrate.knowledge.base import load_knowledge
     from ascend_migrate.knowledge.loader import KnowledgeError
     from ascend_migrate.report import render
@@ -55,9 +61,15 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
 
     if not path.exists():
         raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
+    if sarif_root is not None:
+        scanned = path.resolve() if path.is_dir() else path.resolve().parent
+        if not sarif_root.is_dir() or not scanned.is_relative_to(sarif_root.resolve()):
+            raise click.BadParameter(f"{sarif_root} is not a folder containing {path}", param_hint="--sarif-root")
+    if docs_base is not None and "://" not in docs_base:
+        raise click.BadParameter("must be an absolute URL such as https://example.org/docs/", param_hint="--docs-base")
     try:
         kb = load_knowledge()
-        progress = Progress() if fmt == "text" or output else None
+        progress = Progress() if (fmt == "text" or output) and verbosity() >= 0 else None
         result = scan(path, select=select or None, ignore=ignore or None, jobs=jobs,
                       use_cache=not no_cache, torch_npu_version=torch_npu,
                       progress=progress.update if progress else None, entry=entry, no_entry=no_entry)
@@ -66,8 +78,12 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     except (ConfigError, KnowledgeError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    use_color = (sys.stdout.isatty() if color is None else color) and output is None
-    text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else render(result, fmt, kb=kb)
+    from ascend_migrate.console import set_color
+
+    use_color = set_color(color) and output is None
+    sarif_options = {"source_root": sarif_root, "docs_base": docs_base}
+    text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
+        render(result, fmt, kb=kb, sarif_options=sarif_options)
     if output:
         from ascend_migrate.fix.commit import Transaction, WriteError
 
@@ -79,8 +95,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             txn.abort()
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
-        click.echo(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)",
-                   err=True)
+        info(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)")
     else:
         click.echo(text, nl=not text.endswith("\n"))
     internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]

@@ -1,0 +1,103 @@
+"""Options every command shares, and the terminal policy behind them.
+
+* Colour: `--color/--no-color` on every command; without either, colour only on a terminal
+  and never when the `NO_COLOR` environment variable is set to a non-empty value
+  (https://no-color.org). The choice is stored in the click context, so every `click.echo`
+  of the command strips ANSI styling when colour is off.
+* `-q/--quiet` and `-v/--verbose` on every command: commands that define their own keep
+  them; elsewhere they set the verbosity `info()` and `detail()` honour (quiet: progress
+  and "wrote ..." lines are dropped; errors and the result itself are always printed).
+"""
+from __future__ import annotations
+
+import os
+import sys
+from typing import IO, Optional
+
+import click
+
+VERBOSITY_KEY = "ascend_migrate.verbosity"
+
+
+def no_color_env() -> bool:
+    return bool(os.environ.get("NO_COLOR", ""))
+
+
+def color_enabled(flag: Optional[bool], stream: Optional[IO] = None) -> bool:
+    """An explicit --color/--no-color wins; otherwise NO_COLOR turns colour off; otherwise
+    colour when `stream` (stdout by default) is a terminal."""
+    if flag is not None:
+        return flag
+    if no_color_env():
+        return False
+    stream = sys.stdout if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def set_color(flag: Optional[bool]) -> bool:
+    """Decide colour for the current command and make `click.echo` follow it."""
+    enabled = color_enabled(flag)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None:
+        ctx.color = enabled
+    return enabled
+
+
+def verbosity() -> int:
+    ctx = click.get_current_context(silent=True)
+    while ctx is not None:
+        if VERBOSITY_KEY in ctx.meta:
+            return ctx.meta[VERBOSITY_KEY]
+        ctx = ctx.parent
+    return 0
+
+
+def info(message: str) -> None:
+    """A progress or "wrote ..." line on stderr; dropped under --quiet."""
+    if verbosity() >= 0:
+        click.echo(message, err=True)
+
+
+def detail(message: str) -> None:
+    """Extra detail on stderr, shown only under --verbose."""
+    if verbosity() > 0:
+        click.echo(message, err=True)
+
+
+def _color_callback(ctx: click.Context, _param: click.Parameter, value: Optional[bool]) -> None:
+    if value is not None or no_color_env():
+        ctx.color = color_enabled(value)
+
+
+def _verbosity_callback(delta: int):
+    def callback(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+        if value:
+            ctx.meta[VERBOSITY_KEY] = delta
+    return callback
+
+
+def _names(cmd: click.Command) -> set[str]:
+    return {opt for p in cmd.params for opt in (*p.opts, *getattr(p, "secondary_opts", []))}
+
+
+def add_common_options(cmd: click.Command) -> click.Command:
+    """Add --color/--no-color, -q/--quiet, -v/--verbose where a command lacks them (recursively
+    for groups). The added options take no part in the command's own arguments."""
+    names = _names(cmd)
+    if "--no-color" not in names:
+        cmd.params.append(click.Option(["--color/--no-color"], default=None, expose_value=False,
+                                       is_eager=True, callback=_color_callback,
+                                       help="Colour output (default: on a terminal, off when NO_COLOR is set)."))
+    if "--quiet" not in names and "-q" not in names:
+        cmd.params.append(click.Option(["-q", "--quiet"], is_flag=True, expose_value=False,
+                                       callback=_verbosity_callback(-1), help="Print only results and errors."))
+    if "--verbose" not in names and "-v" not in names:
+        cmd.params.append(click.Option(["-v", "--verbose"], is_flag=True, expose_value=False,
+                                       callback=_verbosity_callback(1), help="Print more detail on stderr."))
+    if isinstance(cmd, click.Group):
+        for sub in cmd.commands.values():
+            add_common_options(sub)
+    return cmd

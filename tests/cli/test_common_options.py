@@ -1,0 +1,78 @@
+"""Options and terminal behaviour shared by every command: colour, quiet/verbose, broken pipes."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import click
+import pytest
+from click.testing import CliRunner
+
+from ascend_migrate.cli import LAZY_COMMANDS, cli
+
+SRC = Path(__file__).resolve().parents[2] / "src"
+
+
+def _env(**extra):
+    env = {k: v for k, v in os.environ.items() if k != "NO_COLOR"}
+    env["PYTHONPATH"] = str(SRC) + os.pathsep + env.get("PYTHONPATH", "")
+    env.update(extra)
+    return env
+
+
+def _all_commands():
+    ctx = click.Context(cli)
+    for name in sorted(LAZY_COMMANDS):
+        cmd = cli.get_command(ctx, name)
+        yield name, cmd
+        if isinstance(cmd, click.Group):
+            for sub_name, sub in cmd.commands.items():
+                yield f"{name} {sub_name}", sub
+
+
+@pytest.mark.parametrize("name,cmd", list(_all_commands()), ids=lambda x: x if isinstance(x, str) else "")
+def test_every_command_takes_no_color_quiet_and_verbose(name, cmd):
+    names = {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
+    assert {"--no-color", "-q", "--quiet", "-v", "--verbose"} <= names, name
+
+
+@pytest.mark.parametrize("args,env,colored", [
+    (["scan", "{tree}", "--color"], {}, True),
+    (["scan", "{tree}", "--color"], {"NO_COLOR": "1"}, True),   # an explicit flag wins
+    (["scan", "{tree}"], {"NO_COLOR": "1"}, False),
+    (["--color", "scan", "{tree}", "--no-color"], {}, False),
+    (["rules", "--color"], {}, None),
+])
+def test_color_follows_flag_and_no_color(tmp_path, args, env, colored):
+    (tmp_path / "t.py").write_text("import torch\nx = torch.cuda.get_device_capability()\n", encoding="utf-8")
+    argv = [a.replace("{tree}", str(tmp_path)) for a in args]
+    if "scan" in argv:
+        argv.append("--no-cache")
+    out = CliRunner().invoke(cli, argv, env=env, color=True)
+    assert out.exit_code in (0, 1), out.output
+    if colored is not None:
+        assert ("\x1b[" in out.output) is colored
+
+
+def test_quiet_drops_the_wrote_line(tmp_path):
+    (tmp_path / "t.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    report = tmp_path / "r.json"
+    loud = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", str(report), "--no-cache"])
+    quiet = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", str(report), "--no-cache", "-q"])
+    assert "wrote json report" in loud.stderr
+    assert quiet.stderr == "" and report.exists()
+
+
+@pytest.mark.parametrize("args", [["rules"], ["rules", "--json"], ["explain", "CU101"]])
+def test_closed_pipe_exits_quietly(args):
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first write, like `| head` after one line
+    try:
+        proc = subprocess.run([sys.executable, "-m", "ascend_migrate", *args], stdout=write_end,
+                              stderr=subprocess.PIPE, env=_env(), timeout=120)
+    finally:
+        os.close(write_end)
+    assert proc.stderr.decode() == ""
+    assert proc.returncode == 141
