@@ -120,7 +120,9 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         # overrides as paths inside the tree, so a replay on another checkout means the same files
         "entry": sorted(_override_path(root, e) for e in entry),
         "no_entry": sorted(_override_path(root, e) for e in no_entry)})
-    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
+    # the scan cache is shared with `scan`: a migrate after a scan re-analyses only changed files;
+    # each rewrite below is verified only for the files it changes
+    scan_result = scan(root, use_cache=True, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()

@@ -1,8 +1,11 @@
 """The scan engine: discover files, prefilter, analyse in parallel, cache, aggregate.
 
-Nothing in the scanned tree is imported or executed. Per-file results are cached by file
-content (plus the knowledge base and tool version), so re-scanning an unchanged tree only
-reads and hashes files.
+Nothing in the scanned tree is imported or executed. Per-file results are kept in one cache
+index per tree, keyed by path, size and modification time (the content hash is checked only
+when those change) and tied to the rule set, so re-scanning an unchanged tree reads no file.
+Files are read and hashed where they are analysed (in the workers), so the tree's bytes are
+never all held at once. JSON/YAML data files (no known config kind) are not scanned unless a
+launch script names them.
 """
 from __future__ import annotations
 
@@ -55,6 +58,7 @@ class FileResult:
     config_refs: list[str] = field(default_factory=list)  # JSON/YAML files a shell script names
     entry: Optional[entries.EntryFacts] = None  # evidence for the entry-point decision
     counted: bool = True  # False for files read only for their launch lines (Markdown, Makefiles)
+    deferred: bool = False  # a data file left unscanned: analysed only if a launch script names it
 
 
 @dataclass(frozen=True)
@@ -176,9 +180,15 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     return text, ""
 
 
-def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> FileResult:
-    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code."""
+def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None, defer_data: bool = False) -> FileResult:
+    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code.
+
+    `defer_data`: a JSON/YAML file of no known config kind is only counted (marked `deferred`);
+    the scan analyses it later only if a launch script names it."""
     result = FileResult(lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
+    if defer_data and job.kind == "config" and job.config_kind in ("json", "yaml") and not _maybe_config(job, data):
+        result.data_file = result.deferred = True
+        return result
     if job.kind == "python":
         text, problem = _decode(data)
         if text is None or problem:
@@ -192,6 +202,22 @@ def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None) -> F
             return _imports_only(job, text, kb, result)
         return result
     return _analyse_other(job, data, kb, coverage, result)
+
+
+# every key that can make a JSON/YAML file a known config kind (config_kinds.known_config_kind)
+_CONFIG_KEYS = sorted({key for _, any_of, all_of in config_kinds._KINDS for key in any_of | all_of}
+                      | set(config_kinds._YAML_TRAINING_KEYS), key=len, reverse=True)
+_CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode())
+
+
+def _maybe_config(job: Job, data: bytes) -> bool:
+    """Could this JSON/YAML file be a config of a known kind? Raw bytes first: a file that spells
+    none of the keys of any kind is data; otherwise the (line-matching) kind check decides."""
+    head = data[:262144]
+    if not _CONFIG_KEY_BYTES.search(head):
+        return False
+    text = head.decode("utf-8", errors="surrogateescape")
+    return bool(config_kinds.known_config_kind(text, job.config_kind))
 
 
 def _parse(job: Job, text: str, kb: KnowledgeBase, result: FileResult) -> Optional[ast.Module]:
@@ -340,7 +366,31 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
+CACHE_FORMAT = 2
+RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
+
+
+@dataclass
+class CacheEntry:
+    size: int
+    mtime_ns: int
+    key: bytes  # content hash
+    result: FileResult
+
+
+@dataclass
+class CacheIndex:
+    """One file per scanned tree: every file's (size, mtime, hash, result), for one rule set."""
+    digest: str = ""
+    saved_ns: int = 0
+    files: dict[str, CacheEntry] = field(default_factory=dict)
+
+
+_DIGEST: dict[str, str] = {}
+
+
 def _kb_digest() -> str:
+    """The rule set's identity: tool version, knowledge base files and the analysers' sources."""
     h = hashlib.blake2b(digest_size=12)
     h.update(__version__.encode())
     for path in sorted(DATA_DIR.rglob("*")):
@@ -348,7 +398,7 @@ def _kb_digest() -> str:
             h.update(path.name.encode())
             h.update(path.read_bytes())
     for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py",
-                   "entries.py"):
+                   "entries.py", "prefilter.py"):
         h.update((Path(__file__).parent / module).read_bytes())
     return h.hexdigest()
 
@@ -359,26 +409,30 @@ def cache_dir() -> Path:
     return Path(base)
 
 
-def _cache_file(root: Path, digest: str, npu_version: str) -> Path:
-    key = hashlib.blake2b(f"{root.resolve()}|{digest}|{npu_version}".encode(), digest_size=12).hexdigest()
-    return cache_dir() / "scan" / f"{key}.pickle"
+def _cache_file(root: Path, npu_version: str) -> Path:
+    key = hashlib.blake2b(f"{root.resolve()}|{npu_version}|{CACHE_FORMAT}".encode(), digest_size=12).hexdigest()
+    return cache_dir() / "scan" / f"{key}.index"
 
 
-def _load_cache(path: Path) -> dict[str, tuple[bytes, FileResult]]:
+def _load_cache(path: Path, digest: str) -> CacheIndex:
+    """The tree's index, read in one go; empty when missing, unreadable or for another rule set."""
     try:
         with path.open("rb") as fh:
             data = pickle.load(fh)
-        return data if isinstance(data, dict) else {}
     except Exception:
-        return {}
+        return CacheIndex(digest)
+    if not isinstance(data, CacheIndex) or data.digest != digest:
+        return CacheIndex(digest)
+    return data
 
 
-def _save_cache(path: Path, data: dict[str, tuple[bytes, FileResult]]) -> None:
+def _save_cache(path: Path, index: CacheIndex) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+        index.saved_ns = time.time_ns()
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(data, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump(index, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
     except OSError:
         pass  # caching is an optimisation; never fail a scan for it
@@ -393,15 +447,34 @@ def _worker_init(npu_version: Optional[str]) -> None:
     _WORKER_STATE["coverage"] = _load_coverage(npu_version)
 
 
-def _worker(batch: list[tuple[Job, bytes]]) -> list[FileResult]:
+def _worker(batch: list[tuple[Job, str, Optional[bytes]]]) -> list[tuple]:
     kb = _WORKER_STATE["kb"]
     cov = _WORKER_STATE["coverage"]
-    return [_safe_analyse(job, data, kb, cov) for job, data in batch]
+    return [_process(job, full, old, kb, cov) for job, full, old in batch]
 
 
-def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any) -> FileResult:
+def _process(job: Job, full: str, old_key: Optional[bytes], kb: KnowledgeBase, cov: Any) -> tuple:
+    """Read, check, hash and analyse one file: ("note", reason), ("same", key) when the content
+    hash equals `old_key` (the cached result stands), or ("new", key, FileResult)."""
     try:
-        return analyse(job, data, kb, cov)
+        with open(full, "rb") as fh:
+            data = fh.read()
+    except OSError as exc:
+        return ("note", f"unreadable: {exc.strerror or exc}")
+    own = own_output_kind(job.rel, data)
+    if own:
+        return ("note", f"skipped: written by ascend-migrate ({own})")
+    if b"\0" in data[:8192] and job.kind != "notebook":
+        return ("note", "skipped: binary content")
+    key = hashlib.blake2b(data, digest_size=16).digest()
+    if key == old_key:
+        return ("same", key)
+    return ("new", key, _safe_analyse(job, data, kb, cov))
+
+
+def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any, defer_data: bool = True) -> FileResult:
+    try:
+        return analyse(job, data, kb, cov, defer_data=defer_data)
     except RecursionError:
         return FileResult(note="too deeply nested to analyse")
     except Exception as exc:  # one odd file must not lose the whole scan
@@ -454,66 +527,74 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
 
     result = ScanResult(root=str(root), torch_npu_version=npu_version)
     job_list = discover(root, config.exclude, result.notes)
-    digest = _kb_digest()
-    cache_path = _cache_file(scan_root, digest, npu_version)
-    cache = _load_cache(cache_path) if use_cache else {}
-    new_cache: dict[str, tuple[bytes, FileResult]] = {}
+    cache_path = _cache_file(scan_root, npu_version)
+    cache = _load_cache(cache_path, _kb_digest()) if use_cache else CacheIndex()
+    trusted_before = cache.saved_ns - RACY_NS
+    fresh = CacheIndex(cache.digest)
 
     results: dict[str, FileResult] = {}
-    todo: list[tuple[Job, bytes, bytes]] = []
+    skipped: dict[str, str] = {}  # rel -> reason, reported in discovery order
+    todo: list[tuple[Job, str, Optional[bytes]]] = []
+    stats: dict[str, tuple[int, int]] = {}
     for job in job_list:
         full = scan_root / job.rel if root.is_dir() else root
         try:
-            size = full.stat().st_size
-            if size > MAX_FILE_BYTES:
-                result.notes.append(FileNote(job.rel, f"skipped: {size} bytes is over the {MAX_FILE_BYTES}-byte limit"))
-                continue
-            data = full.read_bytes()
+            st = os.stat(full)
         except OSError as exc:
-            result.notes.append(FileNote(job.rel, f"unreadable: {exc.strerror or exc}"))
+            skipped[job.rel] = f"unreadable: {exc.strerror or exc}"
             continue
-        own = own_output_kind(job.rel, data)
-        if own:
-            result.notes.append(FileNote(job.rel, f"skipped: written by ascend-migrate ({own})"))
+        if st.st_size > MAX_FILE_BYTES:
+            skipped[job.rel] = f"skipped: {st.st_size} bytes is over the {MAX_FILE_BYTES}-byte limit"
             continue
-        if b"\0" in data[:8192] and job.kind != "notebook":
-            result.notes.append(FileNote(job.rel, "skipped: binary content"))
+        hit = cache.files.get(job.rel)
+        if hit is not None and hit.size == st.st_size and hit.mtime_ns == st.st_mtime_ns \
+                and st.st_mtime_ns < trusted_before:
+            results[job.rel] = hit.result
+            fresh.files[job.rel] = hit
             continue
-        key = hashlib.blake2b(data, digest_size=16).digest()
-        hit = cache.get(job.rel)
-        if hit is not None and hit[0] == key:
-            results[job.rel] = hit[1]
-            new_cache[job.rel] = hit
-        else:
-            todo.append((job, data, key))
+        stats[job.rel] = (st.st_size, st.st_mtime_ns)
+        todo.append((job, str(full), hit.key if hit is not None else None))
 
     total = len(results) + len(todo)
     done = len(results)
     if progress:
         progress(done, total)
+
+    def take(job: Job, out: tuple) -> None:
+        if out[0] == "note":
+            skipped[job.rel] = out[1]
+            return
+        size, mtime = stats[job.rel]
+        if out[0] == "same":  # touched, not changed: the cached result stands
+            entry = replace(cache.files[job.rel], size=size, mtime_ns=mtime)
+        else:
+            entry = CacheEntry(size, mtime, out[1], out[2])
+        results[job.rel] = entry.result
+        fresh.files[job.rel] = entry
+
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     if len(todo) < 64 or workers == 1:
         cov = _load_coverage(npu_version) if npu_version else None
-        for job, data, key in todo:
-            res = _safe_analyse(job, data, kb, cov)
-            results[job.rel] = res
-            new_cache[job.rel] = (key, res)
+        for job, full_path, old in todo:
+            take(job, _process(job, full_path, old, kb, cov))
             done += 1
             if progress:
                 progress(done, total)
     else:
-        batches = _batches(todo, workers * 4)
+        batches = _batches(todo, workers * 8)
         with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                  initargs=(npu_version or None,)) as pool:
-            for batch, outs in zip(batches, pool.map(_worker, [[(j, d) for j, d, _ in b] for b in batches])):
-                for (job, _, key), res in zip(batch, outs):
-                    results[job.rel] = res
-                    new_cache[job.rel] = (key, res)
+            for batch, outs in zip(batches, pool.map(_worker, batches)):
+                for (job, _, _), out in zip(batch, outs):
+                    take(job, out)
                 done += len(batch)
                 if progress:
                     progress(done, total)
-    if use_cache:
-        _save_cache(cache_path, new_cache)
+    for job in job_list:
+        if job.rel in skipped:
+            result.notes.append(FileNote(job.rel, skipped[job.rel]))
+    if use_cache and (todo or len(fresh.files) != len(cache.files)):
+        _save_cache(cache_path, fresh)
 
     _aggregate(result, results, kb, scan_root)
     _decide_entries(result, results, root, entry, no_entry)
@@ -542,8 +623,11 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
         if res.counted:
             result.files_scanned += 1
             result.lines_scanned += res.lines
-        if not res.data_file or any(config_kinds.reference_matches(ref, rel) for ref in refs):
-            result.findings.extend(res.findings)  # data files no launch script names are left alone
+        if not res.data_file:
+            result.findings.extend(res.findings)
+        elif any(config_kinds.reference_matches(ref, rel) for ref in refs):
+            # data files no launch script names are left alone; a named one is read as a config
+            result.findings.extend(_named_data_file(root, rel, kb) if res.deferred else res.findings)
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():
@@ -556,6 +640,15 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             rule=rule.id, path=rel, line=line, col=0, end_line=line, end_col=0,
             message=format_message(rule, symbol=fw.label, detail=fw.guidance), severity=rule.severity,
             confidence="high", symbol=fw.label))
+
+
+def _named_data_file(root: Path, rel: str, kb: KnowledgeBase) -> list[Finding]:
+    full = root / rel if root.is_dir() else root
+    try:
+        data = full.read_bytes()
+    except OSError:
+        return []
+    return _safe_analyse(classify(rel) or Job(rel, "config", "json"), data, kb, None, defer_data=False).findings
 
 
 def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Path,

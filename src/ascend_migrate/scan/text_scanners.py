@@ -386,14 +386,30 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
     return findings
 
 
+_LINE_PATTERNS: dict[int, tuple[KnowledgeBase, list, list, "re.Pattern[str]"]] = {}
+
+
+def _line_patterns(kb: KnowledgeBase) -> tuple[list, list, "re.Pattern[str]"]:
+    """The env-var and tool regexes of `kb`, built once per knowledge base (not once per line),
+    and one alternation of their names that a line must contain for any of them to match."""
+    held = _LINE_PATTERNS.get(id(kb))
+    if held is None or held[0] is not kb:
+        env = [(re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"), name, spec or {}, rule)
+               for rule in kb.rules_of_kind("env-table") for name, spec in rule.match["vars"].items()]
+        tools = [(re.compile(r"(?<![\w.-])" + re.escape(tool) + r"(?![\w-])"), tool, note, rule)
+                 for rule in kb.rules_of_kind("tool-command") for tool, note in rule.match["tools"].items()]
+        names = sorted({n for _, n, _, _ in env} | {t for _, t, _, _ in tools}, key=len, reverse=True)
+        any_name = re.compile("|".join(re.escape(n) for n in names) or r"(?!)")
+        held = _LINE_PATTERNS[id(kb)] = (kb, env, tools, any_name)
+    return held[1], held[2], held[3]
+
+
 def _env_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, dict, object]]:
-    return [(re.compile(r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"), name, spec or {}, rule)
-            for rule in kb.rules_of_kind("env-table") for name, spec in rule.match["vars"].items()]
+    return _line_patterns(kb)[0]
 
 
 def _tool_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, str, object]]:
-    return [(re.compile(r"(?<![\w.-])" + re.escape(tool) + r"(?![\w-])"), tool, note, rule)
-            for rule in kb.rules_of_kind("tool-command") for tool, note in rule.match["tools"].items()]
+    return _line_patterns(kb)[1]
 
 
 _ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf)\s")
@@ -415,9 +431,16 @@ def _in_echoed_text(code: str, index: int) -> bool:
     return False
 
 
+_CLI_FLAG_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
+
+
 def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
-    return [(re.compile(flag), note, rule) for rule in kb.rules_of_kind("cli-flag")
-            for flag, note in rule.match["flags"].items()]
+    """The cli-flag rules' regexes, compiled once per knowledge base (not once per line)."""
+    held = _CLI_FLAG_PATTERNS.get(id(kb))
+    if held is None or held[0] is not kb:
+        held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, [(re.compile(flag), note, rule) for rule in kb.rules_of_kind("cli-flag")
+                                                  for flag, note in rule.match["flags"].items()])
+    return held[1]
 
 
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
@@ -431,7 +454,10 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=m.group(0), detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
                 confidence="high", snippet=line.strip()[:200], symbol=m.group(0)))
-    for regex, name, spec, rule in _env_patterns(kb):
+    env, tools, any_name = _line_patterns(kb)
+    if not any_name.search(code):
+        return out
+    for regex, name, spec, rule in env:
         for m in regex.finditer(code):
             fixes: tuple[Fix, ...] = ()
             if spec.get("replace"):
@@ -443,7 +469,7 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 message=format_message(rule, symbol=name, detail=spec.get("note", "")),  # type: ignore[arg-type]
                 severity=spec.get("level") or rule.severity, confidence="low",  # type: ignore[attr-defined]
                 snippet=line.strip()[:200], symbol=name, fixes=fixes))
-    for regex, tool, note, rule in _tool_patterns(kb):
+    for regex, tool, note, rule in tools:
         for m in regex.finditer(code):
             if _in_echoed_text(code, m.start()):
                 continue

@@ -1,0 +1,124 @@
+"""The scan cache: one index per tree, keyed by path, size and mtime, tied to the rule set."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import ascend_migrate.scan.engine as engine
+from ascend_migrate.scan.api import scan
+
+TRAIN = "import torch\nx = torch.zeros(1).cuda()\ntorch.cuda.synchronize()\n"
+PLAIN = "import os\nprint(os.getcwd())\n"
+
+
+@pytest.fixture
+def counted(monkeypatch, tmp_path):
+    """Scan with the cache in a private folder, counting the files actually analysed."""
+    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(engine, "RACY_NS", 0)  # the test's files are seconds old, not minutes
+    analysed: list[str] = []
+    real = engine.analyse
+
+    def counting(job, *args, **kwargs):
+        analysed.append(job.rel)
+        return real(job, *args, **kwargs)
+
+    monkeypatch.setattr(engine, "analyse", counting)
+
+    def run(root: Path):
+        analysed.clear()
+        result = scan(root, jobs=1)
+        return result, sorted(analysed)
+
+    return run
+
+
+def _tree(root: Path) -> Path:
+    for rel, text in (("train.py", TRAIN), ("util.py", PLAIN), ("pkg/model.py", TRAIN)):
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def _rules(result):
+    return [(f.path, f.line, f.rule) for f in result.findings]
+
+
+def test_unchanged_tree_reads_nothing(counted, tmp_path):
+    root = _tree(tmp_path / "proj")
+    cold, analysed = counted(root)
+    assert analysed == ["pkg/model.py", "train.py", "util.py"]
+    warm, analysed = counted(root)
+    assert analysed == [] and _rules(warm) == _rules(cold)
+    assert len(list((tmp_path / "cache" / "scan").iterdir())) == 1  # one index file for the tree
+
+
+def test_edit_invalidates_only_that_file(counted, tmp_path):
+    root = _tree(tmp_path / "proj")
+    counted(root)
+    (root / "util.py").write_text(TRAIN, encoding="utf-8")
+    result, analysed = counted(root)
+    assert analysed == ["util.py"]
+    assert ("util.py", 3, "CU001") in _rules(result)
+
+
+def test_edit_keeping_size_and_mtime_is_seen_through_the_racy_window(monkeypatch, counted, tmp_path):
+    monkeypatch.setattr(engine, "RACY_NS", 2_000_000_000)
+    root = _tree(tmp_path / "proj")
+    counted(root)
+    path = root / "util.py"
+    before = path.stat()
+    path.write_text(PLAIN.replace("getcwd", "getpid"), encoding="utf-8")  # same size
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    _, analysed = counted(root)
+    assert analysed == ["util.py"]  # written just before the index: re-hashed, not trusted
+
+
+def test_touch_without_change_rehashes_but_reuses(counted, tmp_path):
+    root = _tree(tmp_path / "proj")
+    cold, _ = counted(root)
+    stamp = (root / "train.py").stat().st_mtime_ns + 5_000_000_000
+    os.utime(root / "train.py", ns=(stamp, stamp))
+    result, analysed = counted(root)
+    assert analysed == [] and _rules(result) == _rules(cold)  # hash equal: cached result re-used
+    again, analysed = counted(root)
+    assert analysed == [] and _rules(again) == _rules(cold)  # and the new mtime is recorded
+
+
+def test_rename_invalidates(counted, tmp_path):
+    root = _tree(tmp_path / "proj")
+    counted(root)
+    (root / "train.py").rename(root / "launch.py")
+    result, analysed = counted(root)
+    assert analysed == ["launch.py"]
+    assert {f.path for f in result.findings if f.rule == "CU001"} == {"launch.py", "pkg/model.py"}
+
+
+def test_rule_set_change_invalidates(counted, tmp_path, monkeypatch):
+    root = _tree(tmp_path / "proj")
+    counted(root)
+    data = tmp_path / "kb"
+    shutil.copytree(engine.DATA_DIR, data)
+    version_file = next(p for p in sorted(data.rglob("*")) if p.suffix in (".yaml", ".json") and p.is_file())
+    version_file.write_bytes(version_file.read_bytes() + b"\n# a new knowledge base version\n")
+    monkeypatch.setattr(engine, "DATA_DIR", data)
+    _, analysed = counted(root)
+    assert analysed == ["pkg/model.py", "train.py", "util.py"]
+    assert len(list((tmp_path / "cache" / "scan").iterdir())) == 1  # the stale index is replaced
+
+
+def test_data_files_are_only_scanned_when_a_launch_script_names_them(counted, tmp_path):
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "golden_values.json").write_text('{"lm loss": {"values": [1.0, 2.0]}, "backend": "nccl"}\n')
+    (root / "results.json").write_text('{"backend": "nccl"}\n')
+    (root / "run.sh").write_text("torchrun train.py --cfg results.json\n")
+    (root / "train.py").write_text(TRAIN)
+    result, _ = counted(root)
+    assert {f.path for f in result.findings if f.rule != "FW001"} == {"results.json", "train.py"}
+    warm, _ = counted(root)
+    assert _rules(warm) == _rules(result)
