@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Iterable, Optional, Union
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message
+from ascend_migrate.scan.entries import is_main_guard
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
 
 DEVICE_TYPE = "_device_type"  # the name the agnostic style binds to the run-time device type
@@ -394,7 +395,7 @@ class PythonAnalyzer(ast.NodeVisitor):
     def run(self) -> list[Finding]:
         self._enter_module()
         for stmt in self.tree.body:
-            if _is_main_guard(stmt):
+            if is_main_guard(stmt):
                 self.facts.main_guard_line = stmt.lineno
         self.visit(self.tree)
         return self.findings
@@ -1434,16 +1435,6 @@ def _looks_like_device(node: ast.AST) -> bool:
 
 def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
-
-
-def _is_main_guard(stmt: ast.stmt) -> bool:
-    if not isinstance(stmt, ast.If) or not isinstance(stmt.test, ast.Compare):
-        return False
-    test = stmt.test
-    names = [test.left, *test.comparators]
-    return (len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)
-            and any(isinstance(n, ast.Name) and n.id == "__name__" for n in names)
-            and any(_is_str(n, "__main__") for n in names))
 
 
 def _catches(node: ast.Try, names: set[str]) -> bool:
