@@ -106,7 +106,7 @@ def _source_encoding(data: bytes) -> str:
 
 
 def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False,
-         entry: Iterable[str] = (), no_entry: Iterable[str] = ()) -> MigrationResult:
+         entry: Iterable[str] = (), no_entry: Iterable[str] = (), exclude: Iterable[str] = ()) -> MigrationResult:
     """Compute every file's rewrite without touching the disk."""
     root = Path(root)
     if not root.exists():
@@ -120,7 +120,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         # overrides as paths inside the tree, so a replay on another checkout means the same files
         "entry": sorted(_override_path(root, e) for e in entry),
         "no_entry": sorted(_override_path(root, e) for e in no_entry)})
-    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
+    scan_result = scan(root, use_cache=False, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry,
+                       exclude=exclude)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()
