@@ -4,6 +4,8 @@
   and never when the `NO_COLOR` environment variable is set to a non-empty value
   (https://no-color.org). The choice is stored in the click context, so every `click.echo`
   of the command strips ANSI styling when colour is off.
+* `--format text|json` on every command that has `--json` (kept as an alias) and no
+  `--format` of its own, so one spelling works everywhere.
 * `-q/--quiet` and `-v/--verbose` on every command: commands that define their own keep
   them; elsewhere they set the verbosity `info()` and `detail()` honour (quiet: progress
   and "wrote ..." lines are dropped; errors and the result itself are always printed).
@@ -97,7 +99,35 @@ def add_common_options(cmd: click.Command) -> click.Command:
     if "--verbose" not in names and "-v" not in names:
         cmd.params.append(click.Option(["-v", "--verbose"], is_flag=True, expose_value=False,
                                        callback=_verbosity_callback(1), help="Print more detail on stderr."))
+    json_flag = next((p for p in cmd.params if "--json" in p.opts), None)
+    if json_flag is not None and "--format" not in names:
+        _add_format(cmd, json_flag.name)
     if isinstance(cmd, click.Group):
         for sub in cmd.commands.values():
             add_common_options(sub)
     return cmd
+
+
+FORMAT_KEY = "ascend_migrate.format"
+
+
+def _add_format(cmd: click.Command, json_param: str) -> None:
+    def store(ctx: click.Context, _param: click.Parameter, value: Optional[str]) -> None:
+        if value is not None:
+            ctx.meta[FORMAT_KEY] = value
+
+    cmd.params.append(click.Option(["--format", "fmt_alias"], type=click.Choice(["text", "json"]), default=None,
+                                   expose_value=False, callback=store,
+                                   help="Output format (--json is the same as --format json)."))
+    inner = cmd.callback
+    if inner is None:
+        return
+
+    def callback(*args, **kwargs):
+        ctx = click.get_current_context()
+        if ctx.meta.pop(FORMAT_KEY, None) == "json":
+            kwargs[json_param] = True
+        return inner(*args, **kwargs)
+
+    callback.__doc__ = inner.__doc__
+    cmd.callback = callback

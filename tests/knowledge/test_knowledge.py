@@ -72,3 +72,29 @@ def test_generated_references_are_in_sync():
     stale = [target for target, text in render_all().items()
              if not (ROOT / target).exists() or (ROOT / target).read_text(encoding="utf-8") != text]
     assert not stale, f"run `ascend-migrate docs --write`: {stale}"
+
+
+def test_docs_outside_a_checkout_says_so(tmp_path):
+    from click.testing import CliRunner
+
+    from ascend_migrate.knowledge.cli import docs_command
+
+    for args in ([], ["--check"], ["--write"]):
+        out = CliRunner().invoke(docs_command, [*args, "--root", str(tmp_path)])
+        assert out.exit_code == 2, out.output
+        assert "not an ascend-migrate checkout" in out.stderr and "out of date" not in out.output
+    assert list(tmp_path.iterdir()) == []  # --write created nothing there
+
+
+def test_docs_check_in_the_checkout_and_its_help():
+    from click.testing import CliRunner
+
+    from ascend_migrate.knowledge.cli import docs_command
+
+    repo = Path(__file__).resolve().parents[2]
+    out = CliRunner().invoke(docs_command, ["--check", "--root", str(repo)])
+    assert out.exit_code == 0 and "up to date" in out.output
+    help_text = CliRunner().invoke(docs_command, ["--help"]).output
+    for option in ("--check", "--write", "--root"):
+        assert option in help_text  # every option the help names exists (click rejects unknown ones)
+    assert CliRunner().invoke(docs_command, ["--check", "--write", "--root", str(repo)]).exit_code == 2

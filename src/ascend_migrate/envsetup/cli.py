@@ -52,15 +52,23 @@ def _installed_torch(python: str) -> str:
 @click.option("--numpy-pin/--no-numpy-pin", default=None, help="Force or forbid the numpy<2 pin (default: when the CANN/torch version needs it).")
 @click.option("--python", "python", default=None, help="Interpreter the script's pip uses (default: this one).")
 @click.option("--install", is_flag=True, help="Run pip install of the pinned deps now, with --python.")
+@click.option("--driver-dir", type=click.Path(file_okay=False), default=None, help="Ascend driver folder the script checks (default: beside the CANN toolkit, else /usr/local/Ascend/driver).")
+@click.option("--master-addr", default=None, help="Multi-node: MASTER_ADDR, the rank-0 host (same on every node).")
+@click.option("--master-port", type=int, default=None, help="Multi-node: MASTER_PORT (same on every node).")
+@click.option("--hccl-if-ip", default=None, help="Multi-node: HCCL_IF_IP, this node's IP address on the NIC HCCL uses.")
+@click.option("--socket-ifname", default=None, help="Multi-node: NIC name for GLOO_SOCKET_IFNAME and TP_SOCKET_IFNAME (e.g. eth0).")
 @click.option("--rc-file", type=click.Path(dir_okay=False, path_type=Path), default=None, help="Add a line sourcing the script to this file (needs --output).")
 def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_timeout, hccl_exec_timeout,
-                log_level, log_stdout, pip_index, torch_npu, numpy_pin, python, install, rc_file):
+                log_level, log_stdout, pip_index, torch_npu, numpy_pin, python, install, driver_dir, master_addr, master_port, hccl_if_ip, socket_ifname,
+                rc_file):
     """Write the environment setup script for this Ascend host.
 
     The script sources CANN's set_env.sh (detected, or --set-env), sets
     ASCEND_RT_VISIBLE_DEVICES, the HCCL timeouts and the CANN log level, and carries the
     pinned Python runtime deps (plus numpy<2 where the CANN or torch version needs it) for
-    `--install`. Source it in every shell or job script that runs on the NPU.
+    `--install`; for multi-node jobs MASTER_ADDR/MASTER_PORT, HCCL_IF_IP and the socket NIC.
+    It checks the driver and `npu-smi`. Source it in every shell or job script that runs on
+    the NPU; it leaves only the exported variables behind (helpers are function-local).
 
     \b
     Examples:
@@ -102,6 +110,11 @@ def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_t
         torch_pins=pins,
         numpy_pin=numpy_pin,
         name=output.name if output else "npu_env.sh",
+        driver_dir=driver_dir,
+        master_addr=master_addr,
+        master_port=master_port,
+        hccl_if_ip=hccl_if_ip,
+        socket_ifname=socket_ifname,
     )
     try:
         text = build_script(opts, compat)

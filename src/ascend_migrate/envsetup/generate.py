@@ -37,6 +37,12 @@ class EnvOptions:
     torch_pins: list[str] = field(default_factory=list)  # e.g. ["torch==2.6.0", "torch-npu==2.6.0.post3"]
     numpy_pin: Optional[bool] = None  # None: decide from the CANN / torch versions
     name: str = SCRIPT_NAME
+    driver_dir: Optional[str] = None  # None: <Ascend>/driver beside the toolkit of set_env
+    # multi-node HCCL networking (None: left to the job script, with a commented example)
+    master_addr: Optional[str] = None
+    master_port: Optional[int] = None
+    hccl_if_ip: Optional[str] = None  # this node's IP on the NIC HCCL uses to build the domain
+    socket_ifname: Optional[str] = None  # NIC for the host-side sockets (GLOO_SOCKET_IFNAME, TP_SOCKET_IFNAME)
 
 
 class EnvOptionError(ValueError):
@@ -46,9 +52,22 @@ class EnvOptionError(ValueError):
 def pip_index_url(choice: str) -> Optional[str]:
     if choice in PIP_INDEXES:
         return PIP_INDEXES[choice]
-    if re.match(r"^https?://[^\s'\"]+$", choice):
+    if re.match(r"^http://", choice, re.I):
+        raise EnvOptionError(f"pip index {choice!r}: plain http lets anyone on the path replace the packages "
+                             "pip installs; use the https URL of the index")
+    if re.match(r"^https://[^\s'\"]+$", choice):
         return choice
-    raise EnvOptionError(f"pip index {choice!r}: use one of {', '.join(PIP_INDEXES)} or an http(s) URL")
+    raise EnvOptionError(f"pip index {choice!r}: use one of {', '.join(PIP_INDEXES)} or an https URL")
+
+
+def driver_dir(opts: EnvOptions) -> str:
+    if opts.driver_dir:
+        return opts.driver_dir
+    if opts.set_env:
+        parts = opts.set_env.replace("\\", "/").split("/")
+        if len(parts) >= 3 and parts[-2] == "ascend-toolkit":
+            return "/".join(parts[:-2] + ["driver"])
+    return "/usr/local/Ascend/driver"
 
 
 def requirements(opts: EnvOptions, compat: Optional[Compat] = None) -> tuple[list[str], Optional[str]]:
@@ -81,7 +100,20 @@ def validate(opts: EnvOptions) -> None:
     if opts.log_level not in LOG_LEVELS:
         raise EnvOptionError(f"log level {opts.log_level!r}: use one of {', '.join(LOG_LEVELS)}")
     pip_index_url(opts.pip_index)
-    for p in [opts.set_env or "", *opts.also_source, opts.python]:
+    if opts.hccl_if_ip is not None:
+        import ipaddress
+
+        try:
+            ipaddress.ip_address(opts.hccl_if_ip)
+        except ValueError:
+            raise EnvOptionError(f"HCCL_IF_IP {opts.hccl_if_ip!r} is not an IP address") from None
+    if opts.socket_ifname is not None and not re.fullmatch(r"[A-Za-z0-9_.:-]{1,15}", opts.socket_ifname):
+        raise EnvOptionError(f"network interface {opts.socket_ifname!r} is not an interface name")
+    if opts.master_addr is not None and not re.fullmatch(r"[A-Za-z0-9_.:-]+", opts.master_addr):
+        raise EnvOptionError(f"master address {opts.master_addr!r} is not a host name or IP address")
+    if opts.master_port is not None and not 0 < opts.master_port < 65536:
+        raise EnvOptionError("master port must be between 1 and 65535")
+    for p in [opts.set_env or "", *opts.also_source, opts.python, opts.driver_dir or ""]:
         if "\n" in p or "\0" in p:
             raise EnvOptionError(f"path contains a newline: {p!r}")
 
@@ -101,6 +133,10 @@ def build_script(opts: EnvOptions, compat: Optional[Compat] = None) -> str:
         f"#   source {n} --install    the same, then pip-install the pinned runtime deps",
         f"#   bash {n} --install      only install the deps",
         "#",
+        "# Sourcing exports the environment variables below (and those of CANN's set_env.sh) and",
+        "# nothing else: its own helpers live in a function's local scope and the function is",
+        "# removed before it returns. To try it without touching your shell, run it in a subshell:",
+        f"#   ( source {n} && python train.py )",
         "# It never edits shell start-up files. Exit/return status: 0 ok, 1 a step failed.",
     ]
     if opts.cann_version:
@@ -109,68 +145,101 @@ def build_script(opts: EnvOptions, compat: Optional[Compat] = None) -> str:
         L.append("# No set_env.sh was found when this was generated: the default path is used.")
     L += [
         "",
-        "am_status=0",
+        "am_main() {",
+        "    local am_status=0 am_set_env am_arg am_driver",
         "",
-        "# --- CANN toolkit: library paths, ASCEND_HOME_PATH, ASCEND_OPP_PATH, PYTHONPATH",
+        "    # --- CANN toolkit: library paths, ASCEND_HOME_PATH, ASCEND_OPP_PATH, PYTHONPATH",
     ]
-    for i, path in enumerate([set_env, *opts.also_source]):
+    for path in [set_env, *opts.also_source]:
         L += [
-            f"am_set_env={_q(path)}",
-            'if [ -f "$am_set_env" ]; then',
-            "    # shellcheck source=/dev/null",
-            '    . "$am_set_env"',
-            "else",
-            f'    echo "{n}: CANN environment script not found: $am_set_env" >&2',
-            "    am_status=1",
-            "fi",
+            f"    am_set_env={_q(path)}",
+            '    if [ -f "$am_set_env" ]; then',
+            "        # shellcheck source=/dev/null",
+            '        . "$am_set_env"',
+            "    else",
+            f'        echo "{n}: CANN environment script not found: $am_set_env" >&2',
+            "        am_status=1",
+            "    fi",
         ]
-    L += ["", "# --- devices (ids are renumbered from 0 inside the process)"]
-    if opts.visible_devices is not None:
-        L.append(f"export ASCEND_RT_VISIBLE_DEVICES={_q(opts.visible_devices)}")
-    else:
-        L.append("# all devices visible; to restrict: export ASCEND_RT_VISIBLE_DEVICES=0,1")
     L += [
         "",
-        "# --- HCCL (multi-card): seconds to build the communication domain / to wait in a collective",
-        f"export HCCL_CONNECT_TIMEOUT={int(opts.hccl_connect_timeout)}",
-        f"export HCCL_EXEC_TIMEOUT={int(opts.hccl_exec_timeout)}",
+        "    # --- driver and devices: npu-smi ships with the driver and answers only when it is loaded",
+        f"    am_driver={_q(driver_dir(opts))}",
+        '    if [ ! -f "$am_driver/version.info" ]; then',
+        f'        echo "{n}: no Ascend driver at $am_driver (version.info missing); install the driver and firmware,'
+        ' or mount it into the container" >&2',
+        "        am_status=1",
+        "    fi",
+        "    if ! command -v npu-smi >/dev/null 2>&1; then",
+        f'        echo "{n}: npu-smi not found on PATH; it comes with the Ascend driver" >&2',
+        "        am_status=1",
+        "    elif ! npu-smi info >/dev/null 2>&1; then",
+        f'        echo "{n}: npu-smi info failed: the driver is not loaded or no /dev/davinci* device is'
+        ' visible here" >&2',
+        "        am_status=1",
+        "    fi",
         "",
-        "# --- logs: 0 debug, 1 info, 2 warning, 3 error (debug/info slow training down)",
-        f"export ASCEND_GLOBAL_LOG_LEVEL={LOG_LEVELS[opts.log_level]}",
-        f"export ASCEND_SLOG_PRINT_TO_STDOUT={1 if opts.log_to_stdout else 0}",
+        "    # --- devices (ids are renumbered from 0 inside the process)",
+    ]
+    if opts.visible_devices is not None:
+        L.append(f"    export ASCEND_RT_VISIBLE_DEVICES={_q(opts.visible_devices)}")
+    else:
+        L.append("    # all devices visible; to restrict: export ASCEND_RT_VISIBLE_DEVICES=0,1")
+    L += [
         "",
-        "# --- Python runtime deps torch_npu / CANN import but the wheel does not declare",
+        "    # --- HCCL (multi-card): seconds to build the communication domain / to wait in a collective",
+        f"    export HCCL_CONNECT_TIMEOUT={int(opts.hccl_connect_timeout)}",
+        f"    export HCCL_EXEC_TIMEOUT={int(opts.hccl_exec_timeout)}",
+        "",
+        "    # --- multi-node: the rendezvous host, and the NIC each node talks on. Set the same",
+        "    # MASTER_ADDR/MASTER_PORT on every node; HCCL_IF_IP is this node's own address.",
+    ]
+    net = [("MASTER_ADDR", opts.master_addr, "10.0.0.1"), ("MASTER_PORT", opts.master_port, "29500"),
+           ("HCCL_IF_IP", opts.hccl_if_ip, "10.0.0.2"), ("GLOO_SOCKET_IFNAME", opts.socket_ifname, "eth0"),
+           ("TP_SOCKET_IFNAME", opts.socket_ifname, "eth0")]
+    for var, value, example in net:
+        if value is not None:
+            L.append(f"    export {var}={_q(str(value))}")
+        else:
+            L.append(f"    # export {var}={example}")
+    L += [
+        "",
+        "    # --- logs: 0 debug, 1 info, 2 warning, 3 error (debug/info slow training down)",
+        f"    export ASCEND_GLOBAL_LOG_LEVEL={LOG_LEVELS[opts.log_level]}",
+        f"    export ASCEND_SLOG_PRINT_TO_STDOUT={1 if opts.log_to_stdout else 0}",
+        "",
+        "    # --- Python runtime deps torch_npu / CANN import but the wheel does not declare",
     ]
     if numpy_why:
-        L.append(f"# numpy is pinned: {numpy_why}.")
+        L.append(f"    # numpy is pinned: {numpy_why}.")
     pip_args = ["-m", "pip", "install"]
     if index:
         pip_args += ["--index-url", index]
     pip_line = " ".join(_q(a) for a in pip_args + specs)
     L += [
-        "am_install() {",
-        f'    "${{AM_PYTHON:-{opts.python}}}" {pip_line}',
+        '    for am_arg in "$@"; do',
+        '        if [ "$am_arg" = "--install" ]; then',
+        f'            "${{AM_PYTHON:-{opts.python}}}" {pip_line} || am_status=1',
+        "        fi",
+        "    done",
+        "",
+        "    # --- verify what set_env.sh promised",
+        '    if [ -z "${ASCEND_OPP_PATH:-}" ] || [ ! -d "${ASCEND_OPP_PATH:-/nonexistent}" ]; then',
+        f'        echo "{n}: ASCEND_OPP_PATH is not set to an existing directory; torch_npu will not import" >&2',
+        "        am_status=1",
+        "    fi",
+        "",
+        "    unset -f am_main",
+        '    return "$am_status"',
         "}",
         "",
-        'for am_arg in "$@"; do',
-        '    if [ "$am_arg" = "--install" ]; then',
-        "        am_install || am_status=1",
-        "    fi",
-        "done",
-        "",
-        "# --- verify what set_env.sh promised",
-        'if [ -z "${ASCEND_OPP_PATH:-}" ] || [ ! -d "${ASCEND_OPP_PATH:-/nonexistent}" ]; then',
-        f'    echo "{n}: ASCEND_OPP_PATH is not set to an existing directory; torch_npu will not import" >&2',
-        "    am_status=1",
-        "fi",
-        "",
-        "unset am_set_env am_arg",
-        "unset -f am_install",
-        "# return when sourced, exit when run",
+        "# return when sourced, exit when run (a bare return/exit passes am_main's status on)",
         'if (return 0 2>/dev/null); then',
-        '    return "$am_status"',
+        '    am_main "$@"',
+        "    return",
         "fi",
-        'exit "$am_status"',
+        'am_main "$@"',
+        "exit",
         "",
     ]
     return "\n".join(L)

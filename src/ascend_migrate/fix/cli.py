@@ -28,10 +28,13 @@ import click
               help="Treat FILE as an entry point (repeatable): transfer style injects the imports there.")
 @click.option("--no-entry", "no_entry", multiple=True, metavar="FILE",
               help="Never treat FILE as an entry point (repeatable).")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Leave paths matching PATTERN unchanged (repeatable; adds to [tool.ascend-migrate] exclude).")
 @click.option("--quiet", "-q", is_flag=True, help="No diff on stdout, only the summary.")
 def migrate_command(path: Path, style: str, write: bool, output: Path | None, force: bool, annotate: bool,
                     min_torch: str, safe_only: bool, inject_init: bool, changes: Path | None,
-                    torch_npu: str | None, entry: tuple[str, ...], no_entry: tuple[str, ...], quiet: bool) -> None:
+                    torch_npu: str | None, entry: tuple[str, ...], no_entry: tuple[str, ...], exclude: tuple[str, ...],
+                    quiet: bool) -> None:
     """Rewrite PATH so it runs on Ascend NPUs. A dry run (unified diff) unless --write or --output.
 
     Fixes are edits on exact source ranges: comments, formatting, line endings and encodings
@@ -56,7 +59,8 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     try:
         result = migrate(path, style=style, output=output, write=write, force=force, annotate=annotate,
                          min_torch=min_torch, safe_only=safe_only, torch_npu_version=torch_npu,
-                         inject_init=inject_init, changes_path=changes, entry=entry, no_entry=no_entry)
+                         inject_init=inject_init, changes_path=changes, entry=entry, no_entry=no_entry,
+                         exclude=exclude)
     except (MigrateError, ConfigError, WriteError) as exc:
         click.echo(f"error: {display(str(exc))}", err=True)
         sys.exit(2)

@@ -106,7 +106,7 @@ def _source_encoding(data: bytes) -> str:
 
 
 def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False,
-         entry: Iterable[str] = (), no_entry: Iterable[str] = ()) -> MigrationResult:
+         entry: Iterable[str] = (), no_entry: Iterable[str] = (), exclude: Iterable[str] = ()) -> MigrationResult:
     """Compute every file's rewrite without touching the disk."""
     root = Path(root)
     if not root.exists():
@@ -122,7 +122,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         "no_entry": sorted(_override_path(root, e) for e in no_entry)})
     # the scan cache is shared with `scan`: a migrate after a scan re-analyses only changed files;
     # each rewrite below is verified only for the files it changes
-    scan_result = scan(root, use_cache=True, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry)
+    scan_result = scan(root, use_cache=True, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry,
+                       exclude=exclude)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()

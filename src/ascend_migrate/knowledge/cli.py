@@ -52,13 +52,26 @@ def explain_command(rule: str) -> None:
 
 
 @click.command("docs")
-@click.option("--write", is_flag=True, help="Write the files (default: report which are out of date).")
+@click.option("--write", is_flag=True, help="Write the files that are out of date.")
+@click.option("--check", is_flag=True, help="Only report which files are out of date (the default).")
 @click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
-              help="Repository root that holds references/.")
-def docs_command(write: bool, root: Path) -> None:
-    """Regenerate references/*.md from the knowledge base (exit 1 when --check finds drift)."""
+              help="The ascend-migrate checkout that holds references/.")
+def docs_command(write: bool, check: bool, root: Path) -> None:
+    """Regenerate the generated documentation (references/*.md) from the knowledge base.
+
+    \b
+    Run it in (or point --root at) a checkout of ascend-migrate. Exit codes with --check
+    (the default): 0 up to date, 1 files out of date (listed), 2 not a checkout or bad usage.
+    """
     from ascend_migrate.knowledge.docs import render_all, write_all
 
+    if write and check:
+        raise click.UsageError("use either --write or --check, not both")
+    if not is_checkout(root):
+        click.echo(f"error: {root.resolve()} is not an ascend-migrate checkout (no references/ folder next to "
+                   "src/ascend_migrate/); run this in a clone of the repository or pass --root. The rule "
+                   "documentation of an installed copy is available with `ascend-migrate explain RULE`.", err=True)
+        sys.exit(2)
     if write:
         changed = write_all(root)
         click.echo("\n".join(f"wrote {c}" for c in changed) or "references are up to date")
@@ -67,3 +80,8 @@ def docs_command(write: bool, root: Path) -> None:
              if not (root / t).exists() or (root / t).read_text(encoding="utf-8") != text]
     click.echo("\n".join(f"out of date: {s}" for s in stale) or "references are up to date")
     sys.exit(1 if stale else 0)
+
+
+def is_checkout(root: Path) -> bool:
+    """A clone of this repository: its references/ folder and its package source side by side."""
+    return (root / "references").is_dir() and (root / "src" / "ascend_migrate" / "knowledge").is_dir()

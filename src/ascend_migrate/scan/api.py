@@ -59,8 +59,10 @@ def scan(
     progress: Optional[Callable[[int, int], Any]] = None,
     entry: Iterable[str] = (),
     no_entry: Iterable[str] = (),
+    exclude: Iterable[str] = (),
 ) -> ScanResult:
-    """Scan a file or a directory tree statically (nothing in it is imported or run)."""
+    """Scan a file or a directory tree statically (nothing in it is imported or run).
+    `exclude` adds path patterns to those of the project's [tool.ascend-migrate] config."""
     from ascend_migrate.scan.engine import run_scan
 
     return run_scan(
@@ -73,4 +75,5 @@ def scan(
         progress=progress,
         entry=entry,
         no_entry=no_entry,
+        exclude=tuple(exclude),
     )

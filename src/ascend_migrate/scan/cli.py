@@ -21,6 +21,8 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
               help="Exit 1 when a finding at or above this severity exists.")
 @click.option("--select", multiple=True, help="Only these rules or rule prefixes (repeatable, e.g. CU, DS003).")
 @click.option("--ignore", multiple=True, help="Skip these rules or rule prefixes (repeatable).")
+@click.option("--exclude", multiple=True, metavar="PATTERN",
+              help="Skip paths matching PATTERN (repeatable; adds to [tool.ascend-migrate] exclude).")
 @click.option("--jobs", "-j", type=click.IntRange(min=1), help="Worker processes (default: one per core).")
 @click.option("--no-cache", is_flag=True, help="Ignore and do not update the per-file result cache.")
 @click.option("--torch-npu", "torch_npu", metavar="VERSION",
@@ -35,7 +37,7 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 @click.option("--docs-base", metavar="URL",
               help="Absolute URL prefix for rule docs in SARIF (helpUri); without it the docs are inline only.")
 def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select: tuple[str, ...],
-                 ignore: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
+                 ignore: tuple[str, ...], exclude: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
                  entry: tuple[str, ...], no_entry: tuple[str, ...], color: bool | None,
                  sarif_root: Path | None, docs_base: str | None) -> None:
     """Scan PATH (a project directory or one file) for CUDA-only code.
@@ -48,7 +50,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     Exit codes: 0 nothing at or above --fail-on, 1 findings at or above it, 2 usage or tool error
     (an internal error names its file on one line; the other files are still scanned).
     Silence one line with a trailing comment: `# ascend-migrate: ignore[DV001]`.
-    Project defaults live in pyproject.toml under [tool.ascend-migrate] (exclude, select, ignore).
+    Project defaults live under [tool.ascend-migrate] (exclude, select, ignore) in the nearest
+    pyproject.toml at or above PATH; scan, migrate and validate all read it.
     """
     from ascend_migrate.console import info, verbosity
     from ascend_migrate.knowledge.base import load_knowledge
@@ -72,7 +75,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         progress = Progress() if (fmt == "text" or output) and verbosity() >= 0 else None
         result = scan(path, select=select or None, ignore=ignore or None, jobs=jobs,
                       use_cache=not no_cache, torch_npu_version=torch_npu,
-                      progress=progress.update if progress else None, entry=entry, no_entry=no_entry)
+                      progress=progress.update if progress else None, entry=entry, no_entry=no_entry,
+                      exclude=exclude)
         if progress:
             progress.close()
     except (ConfigError, KnowledgeError) as exc:

@@ -76,10 +76,42 @@ class ProjectConfig:
     ignore: tuple[str, ...] = ()
 
 
+def find_project_config(start: Path) -> Optional[Path]:
+    """The nearest pyproject.toml at or above `start` that has a [tool.ascend-migrate] table
+    (a pyproject.toml without one is passed over, as a subpackage's often is)."""
+    here = start.resolve()
+    for folder in (here, *here.parents):
+        path = folder / "pyproject.toml"
+        if path.is_file():
+            try:
+                text = path.read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            if re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?ascend-migrate[\"']?\s*[\].]", text, re.M):
+                return path
+    return None
+
+
+def _rebase(patterns: Iterable[str], prefix: str) -> tuple[str, ...]:
+    """Exclude patterns written relative to the config's folder, made relative to a scan of
+    its subfolder `prefix`: patterns under that subfolder lose the prefix, patterns that start
+    with a wildcard apply anywhere, patterns for other folders do not apply."""
+    if not prefix:
+        return tuple(patterns)
+    out = []
+    for pat in patterns:
+        if pat.startswith(prefix + "/"):
+            out.append(pat[len(prefix) + 1:])
+        elif pat.startswith(("*", "?", "[")):
+            out.append(pat)
+    return tuple(out)
+
+
 def load_project_config(root: Path) -> ProjectConfig:
-    """Read [tool.ascend-migrate] from root/pyproject.toml (exclude, select, ignore)."""
-    path = root / "pyproject.toml"
-    if not path.is_file():
+    """Read [tool.ascend-migrate] (exclude, select, ignore) from the nearest pyproject.toml at
+    or above `root` that has that table. `exclude` patterns are relative to its folder."""
+    path = find_project_config(root)
+    if path is None:
         return ProjectConfig()
     try:
         if sys.version_info >= (3, 11):
@@ -101,6 +133,11 @@ def load_project_config(root: Path) -> ProjectConfig:
     unknown = set(section) - {"exclude", "select", "ignore"}
     if unknown:
         raise ConfigError(f"{path}: unknown key(s) in [tool.ascend-migrate]: {', '.join(sorted(unknown))}")
+    try:
+        prefix = root.resolve().relative_to(path.parent).as_posix()
+    except ValueError:  # pragma: no cover - found above root by construction
+        prefix = ""
+    out["exclude"] = _rebase(out["exclude"], "" if prefix == "." else prefix)
     return ProjectConfig(**out)
 
 
@@ -511,7 +548,7 @@ def resolve_npu_version(version: Optional[str]) -> str:
 def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Optional[Iterable[str]] = None,
              jobs: Optional[int] = None, use_cache: bool = True, torch_npu_version: Optional[str] = None,
              progress: Optional[Callable[[int, int], Any]] = None, entry: Iterable[str] = (),
-             no_entry: Iterable[str] = ()) -> ScanResult:
+             no_entry: Iterable[str] = (), exclude: Iterable[str] = ()) -> ScanResult:
     started = time.perf_counter()
     if not root.exists():
         raise ConfigError(f"{root}: no such file or directory")
@@ -526,7 +563,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
             raise ConfigError(f"no rule matches {prefix!r} (see `ascend-migrate rules`)")
 
     result = ScanResult(root=str(root), torch_npu_version=npu_version)
-    job_list = discover(root, config.exclude, result.notes)
+    job_list = discover(root, (*config.exclude, *exclude), result.notes)
     cache_path = _cache_file(scan_root, npu_version)
     cache = _load_cache(cache_path, _kb_digest()) if use_cache else CacheIndex()
     trusted_before = cache.saved_ns - RACY_NS

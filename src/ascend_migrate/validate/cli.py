@@ -94,8 +94,9 @@ def validate_command() -> None:
               help="Where to write validation-report.json/.md (default: PATH/.ascend-migrate).")
 @click.option("--environment", "environment_file", type=click.Path(exists=True, dir_okay=False),
               help="Use this `ascend-migrate check --json` output instead of running the check.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]), default="text",
-              show_default=True, help="What to print on stdout.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "markdown"]), default="text",
+              show_default=True, callback=lambda _c, _p, v: "markdown" if v == "md" else v,
+              help="What to print on stdout (md and markdown are the same).")
 def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional[str], autocast: str,
                 dtype: Optional[str], thresholds_file: Optional[str], ddp: bool, ddp_entry: Optional[str],
                 ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
@@ -328,7 +329,8 @@ def own_files_command(path: Path) -> None:
 
 
 @validate_command.command(name="checklist")
-@click.option("--format", "fmt", type=click.Choice(["markdown", "json"]), default="markdown", show_default=True)
+@click.option("--format", "fmt", type=click.Choice(["md", "markdown", "json"]), default="markdown", show_default=True,
+              callback=lambda _c, _p, v: "markdown" if v == "md" else v)
 def checklist_command(fmt: str) -> None:
     """Print the validation checklist."""
     from ascend_migrate.validate.checklist import default_checklist, render_checklist_reference
