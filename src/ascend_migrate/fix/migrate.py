@@ -26,7 +26,7 @@ from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
 from ascend_migrate.scan.entries import is_build_script
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
-from ascend_migrate.fix.runs import is_run_output, record_run
+from ascend_migrate.fix.runs import is_run_output, record_run, restore_state, set_aside_state
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
 
 CHANGES_NAME = "ascend-migrate-changes"
@@ -274,6 +274,13 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
     else:
         target_base = None
     written: list[str] = []
+    stale, moved = None, []
+    if output is not None and force:
+        try:  # an earlier port's validation report must never pass for this tree's
+            stale, moved = set_aside_state(output)
+        except OSError as exc:
+            raise WriteError(f"cannot set aside the earlier validation state in {output / '.ascend-migrate'}: "
+                             f"{exc.strerror or exc}; nothing was written to {output}") from exc
     try:
         if output is not None:
             _stage_copy(root, output, result, txn)
@@ -300,11 +307,16 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
         txn.commit()
     except WriteError as exc:
         txn.abort()
+        restore_state(stale, moved)
         where = "in place" if write else f"to {output}" if output is not None else "the change list"
         raise WriteError(f"{exc}; nothing was written {where}") from exc
     except BaseException:
         txn.abort()
+        restore_state(stale, moved)
         raise
+    if stale is not None:
+        result.notes.append(f".ascend-migrate/{stale.name}/: the earlier port's validation state, set aside "
+                            "(validate this tree again)")
     result.written.extend(written)
     if target_base is not None:
         record_run(result, base, target_base, output)  # this run's own folder under .ascend-migrate/runs

@@ -2,6 +2,8 @@
 
     TREE/.ascend-migrate/runs/<UTC time>/changes.json (+ .csv)   one folder per run
     TREE/.ascend-migrate/last-changes.json                       the last run that changed files
+    TREE/.ascend-migrate/stale-<UTC time>/                       validation state of an earlier
+                                                                 port, set aside by --output --force
 
 A run that changes nothing is recorded in its own folder but never moves the pointer, so the
 change list of the run that did the work stays retrievable (`last_change_list(TREE)`). Each
@@ -11,6 +13,7 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Optional
 
@@ -20,6 +23,44 @@ if TYPE_CHECKING:  # pragma: no cover
 RUNS_DIR = Path(".ascend-migrate") / "runs"
 LAST_RUN_POINTER = Path(".ascend-migrate") / "last-changes.json"
 POINTER_SCHEMA = "ascend-migrate/last-changes/1"
+
+
+STALE_PREFIX = "stale-"
+KEPT_RECORDS = ("runs", "last-changes.json")  # run history: each run is stamped, it never goes stale
+
+
+def set_aside_state(target_base: Path) -> tuple[Optional[Path], list[tuple[Path, Path]]]:
+    """Move an earlier port's validation state (report, confirmations, anything but the run
+    history) into `.ascend-migrate/stale-<UTC time>/`, so it can never be read as the state of
+    the tree written now. Nothing is deleted. Returns the folder and the moves (for `restore`)."""
+    state = Path(target_base) / ".ascend-migrate"
+    if state.is_symlink() or not state.is_dir():
+        return None, []
+    names = sorted(n for n in os.listdir(state) if n not in KEPT_RECORDS and not n.startswith(STALE_PREFIX))
+    if not names:
+        return None, []
+    stale = state / f"{STALE_PREFIX}{_stamp()}"
+    stale.mkdir()
+    moves: list[tuple[Path, Path]] = []
+    try:
+        for name in names:
+            os.replace(state / name, stale / name)
+            moves.append((state / name, stale / name))
+    except OSError:
+        restore_state(stale, moves)
+        raise
+    return stale, moves
+
+
+def restore_state(stale: Optional[Path], moves: list[tuple[Path, Path]]) -> None:
+    """Undo `set_aside_state` (the write it made way for failed)."""
+    for original, moved in reversed(moves):
+        os.replace(moved, original)
+    if stale is not None:
+        try:
+            stale.rmdir()
+        except OSError:
+            pass
 
 
 def _stamp() -> str:

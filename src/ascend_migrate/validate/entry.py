@@ -84,6 +84,23 @@ def project_imports(root: Path) -> Iterator[None]:
                 sys.modules.pop(name, None)
 
 
+TORCH_NPU_MISSING = (
+    "this tree imports torch_npu without a guard, as a transfer-style port does (its contract is to run "
+    "on an Ascend NPU, and it is never shimmed): validate it on an NPU host where torch_npu imports "
+    "(`--device npu:0`), or port with `ascend-migrate migrate --style agnostic` to validate on a CPU "
+    "or CUDA host")
+
+
+def import_failure(where: str, exc: BaseException) -> str:
+    """The message for an entry module that failed to import; says what to do when the cause is
+    a missing torch_npu (a transfer-style port on a host without the Ascend stack)."""
+    message = f"importing {where} failed: {type(exc).__name__}: {exc}"
+    missing = getattr(exc, "name", None) if isinstance(exc, ModuleNotFoundError) else None
+    if missing and (missing == "torch_npu" or missing.startswith("torch_npu.")):
+        message += f"; {TORCH_NPU_MISSING}"
+    return message
+
+
 def load_entry(spec: str, root: Path) -> Callable[..., Any]:
     """Import the entry function (call inside `project_imports(root)`)."""
     target, func = split_spec(spec)
@@ -103,12 +120,12 @@ def load_entry(spec: str, root: Path) -> Callable[..., Any]:
         try:
             module_spec.loader.exec_module(module)
         except Exception as exc:
-            raise EntryError(f"importing {path} failed: {type(exc).__name__}: {exc}") from exc
+            raise EntryError(import_failure(str(path), exc)) from exc
     else:
         try:
             module = importlib.import_module(target)
         except Exception as exc:
-            raise EntryError(f"importing {target} failed: {type(exc).__name__}: {exc}") from exc
+            raise EntryError(import_failure(target, exc)) from exc
     fn = getattr(module, func, None)
     if not callable(fn):
         raise EntryError(f"{target} has no function {func!r}")
