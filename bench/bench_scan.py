@@ -7,9 +7,15 @@ times, in one run and interleaved round by round:
   rg-seed      ripgrep, one `rg -n REGEX .` per search of the migration guide (10 runs)
   rg-combined  ripgrep, the same 10 regexes as one alternation (1 run)
   scan-cold    our scanner, no cache, one worker per core
-  scan-warm    our scanner, per-file cache populated beforehand
-  scan-cold-j1 our scanner, no cache, one worker
+  scan-warm    our scanner, cache index populated beforehand, nothing changed
+  scan-1-file  our scanner, cache populated, one Python file edited just before the run
+  migrate      `python -m ascend_migrate migrate TREE` (dry run: plan, verify, diff), cache populated
+  scan-cold-j1 our scanner, no cache, one worker (generated trees only)
   cli-cold     (with --cli) `python -m ascend_migrate scan --format json -o FILE --no-cache`
+
+The scanner and migrate rows also report CPU seconds (the process and every worker it
+waited for, from getrusage) and peak RSS. A tree given with --tree is copied to a
+temporary folder first, so the one-file edit never touches the original.
 
 Every measurement is a fresh process, timed from outside (wall clock: interpreter start,
 imports, knowledge base, discovery, parsing, process pool), so ripgrep and the scanner pay
@@ -35,7 +41,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Optional
 
@@ -531,9 +537,18 @@ t1 = time.perf_counter()
 jobs = int(sys.argv[3]) or None
 r = scan(sys.argv[1], use_cache=sys.argv[2] == "1", jobs=jobs)
 t2 = time.perf_counter()
-print(json.dumps({"import_s": t1 - t0, "scan_s": t2 - t1, "files": r.files_scanned,
+import resource
+rss = max(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+print(json.dumps({"import_s": t1 - t0, "scan_s": t2 - t1, "files": r.files_scanned, "rss_kb": rss,
                   "lines": r.lines_scanned, "findings": len(r.findings), "notes": len(r.notes)}))
 """
+
+
+def _children_cpu() -> float:
+    import resource
+
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return ru.ru_utime + ru.ru_stime
 
 
 @dataclass
@@ -543,6 +558,10 @@ class Row:
     runs: list[float]
     inner: list[float]  # time inside scan() (scanner rows only)
     output: str
+    cpu: list[float] = field(default_factory=list)  # CPU s of the process and its workers
+    rss_mb: list[float] = field(default_factory=list)  # peak RSS (scanner rows)
+    cpu_median_s: Optional[float] = None
+    rss_max_mb: Optional[float] = None
     median_s: float = 0.0
     inner_median_s: Optional[float] = None
     x_rg_seed: float = 0.0
@@ -576,13 +595,39 @@ def run_rg(rg: str, patterns: tuple[str, ...], tree: Path, no_ignore: bool) -> t
 
 
 def run_scanner(tree: Path, use_cache: bool, jobs: Optional[int], env: dict[str, str]) -> tuple[float, dict]:
+    cpu = _children_cpu()
     start = time.perf_counter()
     proc = subprocess.run([sys.executable, "-c", CHILD, str(tree), "1" if use_cache else "0", str(jobs or 0)],
                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     wall = time.perf_counter() - start
     if proc.returncode != 0:
         raise RuntimeError(f"scan failed:\n{proc.stderr.decode(errors='replace')}")
-    return wall, json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    info = json.loads(proc.stdout.decode().strip().splitlines()[-1])
+    info["cpu_s"] = _children_cpu() - cpu
+    return wall, info
+
+
+def run_migrate(tree: Path, env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall and CPU seconds of a dry-run `migrate` (plan, verification, diff to a pipe); diff lines."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ascend_migrate", "migrate", str(tree)],
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - start
+    if proc.returncode not in (0, 1):  # 1: some files could not be rewritten (listed, not a failure here)
+        raise RuntimeError(f"ascend-migrate migrate failed:\n{proc.stderr.decode(errors='replace')}")
+    return wall, _children_cpu() - cpu, proc.stdout.count(b"\n")
+
+
+def edit_one_file(tree: Path, round_no: int) -> Path:
+    """Change one Python file (the largest, so the re-scan has real work) for the next run."""
+    target = max(tree.rglob("*.py"), key=lambda p: (p.stat().st_size, p.as_posix()))
+    data = target.read_bytes()
+    marker = b"\n# bench edit "
+    if marker in data:
+        data = data[:data.index(marker)]
+    target.write_bytes(data + marker + str(round_no).encode() + b"\n")
+    return target
 
 
 def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
@@ -597,7 +642,7 @@ def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
 
 
 def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: str, cli: bool,
-          log: Callable[[str], None], no_ignore: bool = True) -> tuple[list[Row], dict]:
+          log: Callable[[str], None], no_ignore: bool = True, j1: bool = True) -> tuple[list[Row], dict]:
     workers = jobs or os.cpu_count() or 1
     scan_cache = Path(tempfile.mkdtemp(prefix="ascend-migrate-bench-cache-"))
     env = dict(os.environ, ASCEND_MIGRATE_CACHE_DIR=str(scan_cache))
@@ -607,8 +652,11 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         "rg-combined": Row("rg-combined", "rg -n, the same regexes as one alternation", [], [], ""),
         "scan-cold": Row("scan-cold", f"scan, cold (no cache, {workers} workers)", [], [], ""),
         "scan-warm": Row("scan-warm", f"scan, warm (cache populated, {workers} workers)", [], [], ""),
-        "scan-cold-j1": Row("scan-cold-j1", "scan, cold (no cache, 1 worker)", [], [], ""),
+        "scan-1-file": Row("scan-1-file", "scan, one file changed (cache populated)", [], [], ""),
+        "migrate": Row("migrate", "migrate, dry run (cache populated)", [], [], ""),
     }
+    if j1:
+        rows["scan-cold-j1"] = Row("scan-cold-j1", "scan, cold (no cache, 1 worker)", [], [], "")
     if cli:
         rows["cli-cold"] = Row("cli-cold", "ascend-migrate scan --format json -o FILE --no-cache", [], [], "")
     try:
@@ -623,11 +671,22 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
             wall, hits = run_rg(rg, (COMBINED_PATTERN,), tree, no_ignore)
             rows["rg-combined"].runs.append(wall)
             rows["rg-combined"].output = f"{hits:,} matching lines"
-            for key, use_cache, j in (("scan-cold", False, jobs), ("scan-warm", True, jobs), ("scan-cold-j1", False, 1)):
+            scanner_rows = [("scan-cold", False, jobs), ("scan-warm", True, jobs), ("scan-1-file", True, jobs)]
+            if j1:
+                scanner_rows.append(("scan-cold-j1", False, 1))
+            for key, use_cache, j in scanner_rows:
+                if key == "scan-1-file":
+                    edit_one_file(tree, round_no)
                 wall, info = run_scanner(tree, use_cache, j, env)
                 rows[key].runs.append(wall)
                 rows[key].inner.append(info["scan_s"])
+                rows[key].cpu.append(info["cpu_s"])
+                rows[key].rss_mb.append(info["rss_kb"] / 1024)
                 rows[key].output = f"{info['findings']:,} findings in {info['files']:,} files"
+            wall, cpu, diff_lines = run_migrate(tree, env)
+            rows["migrate"].runs.append(wall)
+            rows["migrate"].cpu.append(cpu)
+            rows["migrate"].output = f"{diff_lines:,} diff lines"
             if cli:
                 rows["cli-cold"].runs.append(run_cli(tree, report_file, env))
                 rows["cli-cold"].output = "report written"
@@ -639,6 +698,8 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
     for row in rows.values():
         row.median_s = statistics.median(row.runs)
         row.inner_median_s = statistics.median(row.inner) if row.inner else None
+        row.cpu_median_s = statistics.median(row.cpu) if row.cpu else None
+        row.rss_max_mb = max(row.rss_mb) if row.rss_mb else None
         row.x_rg_seed = row.median_s / base_seed
         row.x_rg_combined = row.median_s / base_comb
         row.lines_per_s = stats.total_lines / row.median_s
@@ -659,12 +720,14 @@ def _loadavg() -> Optional[float]:
 
 
 def table(rows: list[Row]) -> str:
-    lines = ["| what | median s | scan() s | × rg (10 runs) | × rg (1 run) | lines/s | output |",
-             "|---|---:|---:|---:|---:|---:|---|"]
+    lines = ["| what | median s | scan() s | CPU s | peak RSS MB | × rg (10 runs) | × rg (1 run) | lines/s | output |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in rows:
         inner = f"{r.inner_median_s:.3f}" if r.inner_median_s is not None else "—"
-        lines.append(f"| {r.label} | {r.median_s:.3f} | {inner} | {r.x_rg_seed:.1f} | {r.x_rg_combined:.1f} | "
-                     f"{r.lines_per_s:,.0f} | {r.output} |")
+        cpu = f"{r.cpu_median_s:.2f}" if r.cpu_median_s is not None else "—"
+        rss = f"{r.rss_max_mb:.0f}" if r.rss_max_mb is not None else "—"
+        lines.append(f"| {r.label} | {r.median_s:.3f} | {inner} | {cpu} | {rss} | {r.x_rg_seed:.1f} | "
+                     f"{r.x_rg_combined:.1f} | {r.lines_per_s:,.0f} | {r.output} |")
     return "\n".join(lines)
 
 
@@ -708,7 +771,14 @@ def main(argv: Optional[list[str]] = None) -> int:
     from ascend_migrate import __version__
 
     load_before = _loadavg()
-    rows, scan_info = bench(tree, stats, args.repeat, args.jobs, rg, args.cli, log, no_ignore=not args.tree)
+    work = Path(tempfile.mkdtemp(prefix="ascend-migrate-bench-tree-"))
+    try:  # a copy: the one-file-changed row edits it
+        copy = work / tree.name
+        shutil.copytree(tree, copy, symlinks=True)
+        rows, scan_info = bench(copy, stats, args.repeat, args.jobs, rg, args.cli, log, no_ignore=not args.tree,
+                                j1=not args.tree)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     machine = {"load_before": load_before, "load_after": _loadavg(),"cpus": os.cpu_count(), "platform": f"{platform.system()} {platform.machine()}",
                "python": platform.python_version(), "ripgrep": rg_version(rg), "ascend_migrate": __version__}
     head = (f"tree: {stats.files:,} files, {stats.python_files:,} Python files, {stats.python_lines:,} Python lines, "

@@ -118,7 +118,11 @@ def test_data_files_are_only_scanned_when_a_launch_script_names_them(counted, tm
     (root / "results.json").write_text('{"backend": "nccl"}\n')
     (root / "run.sh").write_text("torchrun train.py --cfg results.json\n")
     (root / "train.py").write_text(TRAIN)
-    result, _ = counted(root)
+    result, analysed = counted(root)
     assert {f.path for f in result.findings if f.rule != "FW001"} == {"results.json", "train.py"}
-    warm, _ = counted(root)
-    assert _rules(warm) == _rules(result)
+    assert analysed.count("results.json") == 2  # counted first, then read as the config it is
+    warm, analysed = counted(root)
+    assert _rules(warm) == _rules(result) and analysed == []  # the named file's analysis is cached
+    (root / "run.sh").write_text("torchrun train.py\n")
+    unnamed, analysed = counted(root)
+    assert analysed == ["run.sh"] and {f.path for f in unnamed.findings if f.rule != "FW001"} == {"train.py"}

@@ -630,7 +630,12 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     for job in job_list:
         if job.rel in skipped:
             result.notes.append(FileNote(job.rel, skipped[job.rel]))
-    if use_cache and (todo or len(fresh.files) != len(cache.files)):
+    named = _named_data_files(results, scan_root, kb)
+    for rel, res in named.items():  # kept analysed in the cache: a warm scan does not redo them
+        results[rel] = res
+        if rel in fresh.files:
+            fresh.files[rel] = replace(fresh.files[rel], result=res)
+    if use_cache and (todo or named or len(fresh.files) != len(cache.files)):
         _save_cache(cache_path, fresh)
 
     _aggregate(result, results, kb, scan_root)
@@ -654,17 +659,14 @@ def _selected(rule: str, select: tuple[str, ...], ignore: tuple[str, ...]) -> bo
 
 def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: KnowledgeBase, root: Path) -> None:
     frameworks: dict[str, tuple[str, int]] = {}
-    refs = [ref for res in results.values() for ref in res.config_refs]
+    refs = _refs_by_name(results)
     for rel in sorted(results):
         res = results[rel]
         if res.counted:
             result.files_scanned += 1
             result.lines_scanned += res.lines
-        if not res.data_file:
+        if not res.data_file or _named(refs, rel):  # data files no launch script names are left alone
             result.findings.extend(res.findings)
-        elif any(config_kinds.reference_matches(ref, rel) for ref in refs):
-            # data files no launch script names are left alone; a named one is read as a config
-            result.findings.extend(_named_data_file(root, rel, kb) if res.deferred else res.findings)
         if res.note:
             result.notes.append(FileNote(rel, res.note))
         for fw, line in res.frameworks.items():
@@ -679,13 +681,33 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             confidence="high", symbol=fw.label))
 
 
-def _named_data_file(root: Path, rel: str, kb: KnowledgeBase) -> list[Finding]:
-    full = root / rel if root.is_dir() else root
-    try:
-        data = full.read_bytes()
-    except OSError:
-        return []
-    return _safe_analyse(classify(rel) or Job(rel, "config", "json"), data, kb, None, defer_data=False).findings
+def _refs_by_name(results: dict[str, FileResult]) -> dict[str, list[str]]:
+    """The JSON/YAML paths launch scripts name, by file name."""
+    refs: dict[str, list[str]] = {}
+    for res in results.values():
+        for ref in res.config_refs:
+            refs.setdefault(ref.rsplit("/", 1)[-1], []).append(ref)
+    return refs
+
+
+def _named(refs: dict[str, list[str]], rel: str) -> bool:
+    return any(config_kinds.reference_matches(ref, rel) for ref in refs.get(rel.rsplit("/", 1)[-1], ()))
+
+
+def _named_data_files(results: dict[str, FileResult], root: Path, kb: KnowledgeBase) -> dict[str, FileResult]:
+    """Data files left unscanned that a launch script names, now analysed as configs."""
+    refs = _refs_by_name(results)
+    out: dict[str, FileResult] = {}
+    for rel, res in results.items():
+        if not res.deferred or not _named(refs, rel):
+            continue
+        try:
+            data = (root / rel).read_bytes()
+        except OSError:
+            continue
+        full = _safe_analyse(classify(rel) or Job(rel, "config", "json"), data, kb, None, defer_data=False)
+        out[rel] = replace(full, data_file=True)
+    return out
 
 
 def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Path,
