@@ -41,7 +41,7 @@ def test_every_pattern_has_a_fixture():
     names = {c.name for c in CASES}
     assert {"script_without_main_guard", "library_with_demo_main", "configurator_exec_script",
             "launched_by_shell_script", "setup_py_not_entry", "script_without_torch",
-            "notebooks_reaching_torch", "console_script_in_pyproject"} <= names
+            "notebooks_reaching_torch", "console_script_in_pyproject", "script_saving_results"} <= names
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)

@@ -162,6 +162,14 @@ def _call_name(call: ast.Call) -> str:
     return f.id if isinstance(f, ast.Name) else f.attr if isinstance(f, ast.Attribute) else ""
 
 
+def _opens_for_writing(call: ast.Call) -> bool:
+    """open(path, "w"...) / open(path, mode="wb"): the module writes a file."""
+    if not (isinstance(call.func, ast.Name) and call.func.id == "open"):
+        return False
+    mode = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "mode"), None)
+    return isinstance(mode, ast.Constant) and isinstance(mode.value, str) and any(c in mode.value for c in "wax")
+
+
 def _exec_target(call: ast.Call) -> Optional[str]:
     """'x.py' for exec(open('x.py').read()) (also with a with-less file handle), else None."""
     if not (isinstance(call.func, ast.Name) and call.func.id == "exec" and call.args):
@@ -214,6 +222,16 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
                 ctx = item.context_expr
                 if isinstance(ctx, ast.Call) and _call_name(ctx) in ("no_grad", "inference_mode"):
                     note(f"model code under {_call_name(ctx)}() at module level", stmt.lineno)
+        if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.AsyncFor, ast.With)):
+            # a script's results: printed or saved from module level (not from a def or class)
+            for node in ast.walk(stmt):
+                if isinstance(node, ast.Call) and (
+                        (isinstance(node.func, ast.Name) and node.func.id == "print")
+                        or (_call_name(node) == "save" and isinstance(node.func, ast.Attribute)
+                            and isinstance(node.func.value, ast.Name) and node.func.value.id == "torch")
+                        or _opens_for_writing(node)):
+                    note("prints or saves results at module level", node.lineno)
+                    break
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             name = _call_name(stmt.value)
             if isinstance(stmt.value.func, ast.Name) and name in local_functions and not name.startswith("_"):
