@@ -197,7 +197,8 @@ def test_build_and_install_scripts(rel, build):
 
 def test_launch_lines_of_build_scripts_do_not_count(tmp_path):
     (tmp_path / "build.sh").write_text("python compile_ops.py\n")
-    (tmp_path / "compile_ops.py").write_text("import torch\nprint(torch.__version__)\n")
+    # no evidence of its own: only the build script's launch line could make it an entry point
+    (tmp_path / "compile_ops.py").write_text("import torch\n\n\ndef build():\n    return torch.__version__\n")
     (tmp_path / "run.sh").write_text("python train.py\n")
     (tmp_path / "train.py").write_text("import torch\nprint(torch.__version__)\n")
     result = scan(tmp_path, use_cache=False)
