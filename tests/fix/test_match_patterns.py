@@ -1,11 +1,16 @@
 """Strings inside `case` patterns are literal matches, never run-time values: they are listed as
 manual with the reason and never rewritten (not merely kept out by the compile check)."""
 import ast
+import sys
 from pathlib import Path
+
+import pytest
 
 from ascend_migrate.fix.rewrite import Options, rewrite_python
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.engine import Job, analyse
+
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="match statements need Python 3.10+")
 
 SOURCE = (Path(__file__).parent / "golden" / "agnostic" / "device_strings_in_match_patterns.in.py").read_text()
 

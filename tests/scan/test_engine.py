@@ -78,7 +78,7 @@ def test_notebook_cells_share_one_namespace(tmp_path):
 def test_configs_are_scanned_with_low_confidence(tmp_path):
     _write(tmp_path, "run.sh", "# nccl in a comment is ignored\nexport NCCL_IB_DISABLE=1\nCUDA_VISIBLE_DEVICES=0 python main.py --device cuda:0\n")
     _write(tmp_path, "ds.json", '{"communication_data_type": "fp16", "dist_backend": "nccl"}\n')
-    _write(tmp_path, "main.py", "import torch\nprint(torch.ones(1))\n")
+    _write(tmp_path, "main.py", "import torch\n\n\ndef main():\n    return torch.ones(1)\n")  # run.sh is its only evidence
     result = scan(tmp_path, use_cache=False)
     assert _rules(result, "run.sh") == [("run.sh", 2, "DS002"), ("run.sh", 3, "DV001"), ("run.sh", 3, "DV006")]
     assert _rules(result, "ds.json") == [("ds.json", 1, "DS001")]

@@ -50,6 +50,7 @@ def test_loading_the_entry_names_the_cause_and_the_two_ways_out(ported):
     assert "--style agnostic" in message and "npu:0" in message
 
 
+@pytest.mark.needs_torch
 def test_validate_on_cpu_fails_with_the_advice(ported, tmp_path):
     original, port = ported
     golden = tmp_path / "golden.pt"
