@@ -38,11 +38,16 @@ def torch_npu_venv() -> Path:
     shutil.rmtree(staging, ignore_errors=True)
     try:
         subprocess.run([sys.executable, "-m", "venv", str(staging)], check=True, capture_output=True, timeout=300)
-        res = subprocess.run(
-            [str(staging / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q",
-             f"torch=={TORCH}", f"torch-npu=={TORCH_NPU}"],
-            capture_output=True, text=True, timeout=1500,
-        )
+        # A second try without pip's cache: a resolution that failed once (seen here as a
+        # ResolutionImpossible while another pip shared the cache) has passed on a retry.
+        for extra in ([], ["--no-cache-dir"]):
+            res = subprocess.run(
+                [str(staging / "bin" / "python"), "-m", "pip", "install", "--disable-pip-version-check", "-q",
+                 *extra, f"torch=={TORCH}", f"torch-npu=={TORCH_NPU}"],
+                capture_output=True, text=True, timeout=1500,
+            )
+            if res.returncode == 0:
+                break
     except (subprocess.SubprocessError, OSError) as exc:
         shutil.rmtree(staging, ignore_errors=True)
         _unavailable(f"venv creation failed: {exc}")
