@@ -210,6 +210,7 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
             seen.add(what)
             evidence.append(("module-code", line, what))
 
+    top_level = {id(s) for s in tree.body}
     for stmt in _module_level(tree.body):
         if isinstance(stmt, (ast.For, ast.While, ast.AsyncFor)):
             for node in ast.walk(stmt):
@@ -222,8 +223,9 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
                 ctx = item.context_expr
                 if isinstance(ctx, ast.Call) and _call_name(ctx) in ("no_grad", "inference_mode"):
                     note(f"model code under {_call_name(ctx)}() at module level", stmt.lineno)
-        if isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.AsyncFor, ast.With)):
-            # a script's results: printed or saved from module level (not from a def or class)
+        if id(stmt) in top_level and isinstance(stmt, (ast.Expr, ast.For, ast.While, ast.AsyncFor, ast.With)):
+            # a script's results: printed or saved by the module body itself (not from a def or
+            # class, nor from an if/try branch such as `except ImportError: print(...)`)
             for node in ast.walk(stmt):
                 if isinstance(node, ast.Call) and (
                         (isinstance(node.func, ast.Name) and node.func.id == "print")
