@@ -9,7 +9,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
+
+# The pinned torch has wheels only for the Python the main pass runs on; on the oldest
+# supported Python (no torch there) the venv cannot be built, so the test is skipped, not failed.
+pytestmark = pytest.mark.needs_torch
 
 
 def check(python, *args):
