@@ -77,3 +77,24 @@ def test_every_skill_folder_is_shipped():
 def test_license_is_apache():
     text = (REPO / "LICENSE").read_text(encoding="utf-8")
     assert "Apache License" in text and "Version 2.0" in text
+
+
+def test_plugin_folder_is_the_installable_subset():
+    """plugin/ is what the marketplace installs: the manifest as a file (validators do not
+    read linked manifests) and links to the plugin's parts, which the install copies as files."""
+    folder = REPO / "plugin"
+    assert load("plugin/.claude-plugin/plugin.json") == load(".claude-plugin/plugin.json")
+    assert not (folder / ".claude-plugin" / "plugin.json").is_symlink()
+    for entry in folder.iterdir():
+        if entry.name == ".claude-plugin":
+            continue
+        assert entry.is_symlink(), entry
+        target = entry.resolve()
+        assert target.exists() and target.parent == REPO, (entry, target)
+    # Everything a skill runs through ${CLAUDE_PLUGIN_ROOT} is inside the installed subset.
+    used = set()
+    for skill in (REPO / "skills").glob("*/SKILL.md"):
+        used |= set(re.findall(r"\$\{CLAUDE_PLUGIN_ROOT\}/([\w.-]+)", skill.read_text(encoding="utf-8")))
+    assert used, "skills name no plugin paths: the check above would be vacuous"
+    for part in used:
+        assert (folder / part).exists(), part
