@@ -23,6 +23,8 @@ from typing import Any, Optional
 
 import click
 
+from ascend_migrate.console import info
+
 REPLAY_SCHEMA = "ascend-migrate/replay/1"
 
 
@@ -152,7 +154,7 @@ def replay_command(skill_dir: Path, target: Path, device: Optional[str]) -> None
     Exit code: 0 reproduced, 1 the tree or the validation differs, 2 unusable input.
     """
     try:
-        result = replay(skill_dir, target, device, echo=lambda m: click.echo(m, err=True))
+        result = replay(skill_dir, target, device, echo=info)
     except ReplayError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)

@@ -1,6 +1,7 @@
 """Options and terminal behaviour shared by every command: colour, quiet/verbose, broken pipes."""
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -85,3 +86,45 @@ def test_closed_pipe_exits_quietly(args):
         os.close(write_end)
     assert proc.stderr.decode() == ""
     assert proc.returncode == 141
+
+
+def _loud_and_quiet(argv):
+    loud = _runner().invoke(cli, argv)
+    quiet = _runner().invoke(cli, [*argv, "-q"])
+    verbose = _runner().invoke(cli, [*argv, "-v"])
+    return loud, quiet, verbose
+
+
+def test_env_quiet_drops_the_wrote_line(tmp_path):
+    loud, quiet, _ = _loud_and_quiet(["env", "-o", str(tmp_path / "npu_env.sh")])
+    assert loud.exit_code == quiet.exit_code == 0, loud.output
+    assert "wrote " in loud.stderr and "wrote " not in quiet.stderr
+    assert (tmp_path / "npu_env.sh").is_file()
+
+
+def test_scaffold_quiet_drops_the_next_step(tmp_path):
+    loud = _runner().invoke(cli, ["scaffold", "training", str(tmp_path / "a")])
+    quiet = _runner().invoke(cli, ["scaffold", "training", str(tmp_path / "b"), "-q"])
+    assert loud.exit_code == quiet.exit_code == 0, loud.output
+    assert "next: python" in loud.stdout and "next:" not in quiet.stdout
+    assert (tmp_path / "b" / "train.py").is_file()
+
+
+def test_scan_verbose_adds_a_summary_line(tmp_path):
+    (tmp_path / "t.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    loud, quiet, verbose = _loud_and_quiet(["scan", str(tmp_path), "--format", "json", "--no-cache"])
+    assert "scanned 1 files" in verbose.stderr and "scanned" not in loud.stderr + quiet.stderr
+    assert json.loads(verbose.stdout)["findings"] == json.loads(loud.stdout)["findings"]
+
+
+def test_migrate_verbose_lists_every_manual_item_and_each_rewritten_file(tmp_path):
+    lines = ["import torch", "from torch.nn import DataParallel", "x = torch.randn(2).cuda()"]
+    lines += [f"m{i} = DataParallel(torch.nn.Linear(2, 2))" for i in range(60)]
+    (tmp_path / "train.py").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    loud, quiet, verbose = _loud_and_quiet(["migrate", str(tmp_path), "--style", "agnostic"])
+    assert loud.exit_code == verbose.exit_code == quiet.exit_code == 0, loud.output
+    manual_lines = lambda out: [ln for ln in out.stderr.splitlines() if ln.startswith("  manual ")]  # noqa: E731
+    assert len(manual_lines(loud)) == 50 and "more in the change list (all with -v)" in loud.stderr
+    assert len(manual_lines(verbose)) == 60 and "more in the change list" not in verbose.stderr
+    assert "  rewrote train.py: " in verbose.stderr and "rewrote train.py" not in loud.stderr
+    assert quiet.stdout == "" and loud.stdout.startswith("---")

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ascend_migrate.console import info
 from ascend_migrate.envsetup.generate import (
     LOG_LEVELS,
     PIP_INDEXES,
@@ -126,7 +127,7 @@ def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_t
         output.parent.mkdir(parents=True, exist_ok=True)
         output.write_text(text, encoding="utf-8")
         output.chmod(0o755)
-        click.echo(f"wrote {output}; use it with: source {output}", err=True)
+        info(f"wrote {output}; use it with: source {output}")
         if not opts.set_env:
             click.echo("note: no CANN set_env.sh found on this host; the script uses the default path", err=True)
     if rc_file is not None:
@@ -134,7 +135,7 @@ def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_t
         new = add_to_rc(old, str(output.resolve()))
         if new != old:
             rc_file.write_text(new, encoding="utf-8")
-        click.echo(f"{rc_file}: sources {output.resolve()}", err=True)
+        info(f"{rc_file}: sources {output.resolve()}")
     if install:
         specs, _ = requirements(opts, compat)
         cmd = [python, "-m", "pip", "install"]
@@ -142,7 +143,7 @@ def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_t
         if index:
             cmd += ["--index-url", index]
         cmd += specs
-        click.echo("running: " + " ".join(cmd), err=True)
+        info("running: " + " ".join(cmd))
         rc = subprocess.call(cmd)
         if rc != 0:
             click.echo(f"pip install failed (status {rc})", err=True)

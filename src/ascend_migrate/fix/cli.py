@@ -30,11 +30,13 @@ import click
               help="Never treat FILE as an entry point (repeatable).")
 @click.option("--exclude", multiple=True, metavar="PATTERN",
               help="Leave paths matching PATTERN unchanged (repeatable; adds to [tool.ascend-migrate] exclude).")
-@click.option("--quiet", "-q", is_flag=True, help="No diff on stdout, only the summary.")
+@click.option("--quiet", "-q", is_flag=True, help="No diff on stdout and no progress bar, only the summary.")
+@click.option("--verbose", "-v", is_flag=True,
+              help="List every manual item (not the first 50) and the edits per rewritten file.")
 def migrate_command(path: Path, style: str, write: bool, output: Path | None, force: bool, annotate: bool,
                     min_torch: str, safe_only: bool, inject_init: bool, changes: Path | None,
                     torch_npu: str | None, entry: tuple[str, ...], no_entry: tuple[str, ...], exclude: tuple[str, ...],
-                    quiet: bool) -> None:
+                    quiet: bool, verbose: bool) -> None:
     """Rewrite PATH so it runs on Ascend NPUs. A dry run (unified diff) unless --write or --output.
 
     Fixes are edits on exact source ranges: comments, formatting, line endings and encodings
@@ -49,6 +51,7 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     from ascend_migrate.fix.api import migrate
     from ascend_migrate.fix.commit import WriteError
     from ascend_migrate.fix.migrate import MigrateError
+    from ascend_migrate.report.terminal import Progress
     from ascend_migrate.scan.walk import display
     from ascend_migrate.scan.engine import ConfigError
 
@@ -56,25 +59,42 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
         raise click.UsageError("use either --write or --output, not both")
     if not path.exists():
         raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
+    bars: dict[str, Progress] = {}
+
+    def progress(phase: str, done: int, total: int) -> None:
+        if phase not in bars:  # one bar per phase; the previous one is erased first
+            for bar in bars.values():
+                bar.close()
+            bars[phase] = Progress(label=phase)
+        bars[phase].update(done, total)
+
     try:
         result = migrate(path, style=style, output=output, write=write, force=force, annotate=annotate,
                          min_torch=min_torch, safe_only=safe_only, torch_npu_version=torch_npu,
                          inject_init=inject_init, changes_path=changes, entry=entry, no_entry=no_entry,
-                         exclude=exclude)
+                         exclude=exclude, progress=None if quiet else progress)
     except (MigrateError, ConfigError, WriteError) as exc:
         click.echo(f"error: {display(str(exc))}", err=True)
         sys.exit(2)
+    finally:
+        for bar in bars.values():
+            bar.close()
     if not quiet and not (write or output):
         click.echo(result.diff(), nl=False)
     changed = [f for f in result.files if f.new is not None]
     err = sys.stderr
     click.echo(f"{style} style: {len(result.changes)} edits in {len(changed)} files, "
                f"{len(result.manual)} manual items", file=err)
-    for row in result.manual[:50]:  # written trees: the line to open is the migrated file's
+    if verbose:
+        for f in changed:
+            rules = sorted({c.rule for c in f.changes})
+            click.echo(display(f"  rewrote {f.path}: {len(f.changes)} edits ({', '.join(rules) or 'layout'})"), file=err)
+    shown = result.manual if verbose else result.manual[:50]
+    for row in shown:  # written trees: the line to open is the migrated file's
         line = row.new_line if (write or output) and row.new_line else row.start_line
         click.echo(display(f"  manual {row.file}:{line} {row.rule} {row.message}"), file=err)
-    if len(result.manual) > 50:
-        click.echo(f"  ... {len(result.manual) - 50} more in the change list", file=err)
+    if len(result.manual) > len(shown):
+        click.echo(f"  ... {len(result.manual) - len(shown)} more in the change list (all with -v)", file=err)
     for f in result.errors:
         if not f.internal:
             click.echo(display(f"  not rewritten {f.path}: {f.error}"), file=err)

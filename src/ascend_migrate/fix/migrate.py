@@ -16,7 +16,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
@@ -106,8 +106,13 @@ def _source_encoding(data: bytes) -> str:
 
 
 def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inject_init: bool = False,
-         entry: Iterable[str] = (), no_entry: Iterable[str] = (), exclude: Iterable[str] = ()) -> MigrationResult:
-    """Compute every file's rewrite without touching the disk."""
+         entry: Iterable[str] = (), no_entry: Iterable[str] = (), exclude: Iterable[str] = (),
+         progress: Optional[Callable[[str, int, int], None]] = None) -> MigrationResult:
+    """Compute every file's rewrite without touching the disk.
+
+    `progress(phase, done, total)` is called as files are scanned ("scanning") and rewritten
+    and verified ("rewriting"), so a front end can show where a long run is.
+    """
     root = Path(root)
     if not root.exists():
         raise MigrateError(f"{root}: no such file or directory")
@@ -123,7 +128,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     # the scan cache is shared with `scan`: a migrate after a scan re-analyses only changed files;
     # each rewrite below is verified only for the files it changes
     scan_result = scan(root, use_cache=True, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry,
-                       exclude=exclude)
+                       exclude=exclude,
+                       progress=(lambda done, total: progress("scanning", done, total)) if progress else None)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()
@@ -135,7 +141,9 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
     paths = sorted({f.path for f in scan_result.findings} | entry_points | init_targets)
     paths = [p for p in paths if not is_run_output(base, p)]
-    for rel in paths:
+    for done, rel in enumerate(paths):
+        if progress:
+            progress("rewriting", done, len(paths))
         try:
             job = classify(rel)
             full = base / rel if root.is_dir() else root
@@ -197,6 +205,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
             result.files = [f for f in result.files if f.path != rel]
             result.files.append(FileOutcome(rel, b"", error=f"internal error: {type(exc).__name__}: {exc}",
                                             internal=True))
+    if progress:
+        progress("rewriting", len(paths), len(paths))
     return result
 
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ascend_migrate.console import verbosity
+
 
 @click.group(name="scaffold", context_settings={"help_option_names": ["-h", "--help"]})
 def scaffold_command() -> None:
@@ -48,4 +50,5 @@ def training_command(directory: Path, force: bool) -> None:
         sys.exit(1)
     for path in result.written:
         click.echo(f"wrote {path}")
-    click.echo(f"next: python {directory / 'train.py'} --config {directory / 'config.yaml'} --max-steps 50")
+    if verbosity() >= 0:
+        click.echo(f"next: python {directory / 'train.py'} --config {directory / 'config.yaml'} --max-steps 50")

@@ -53,7 +53,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     Project defaults live under [tool.ascend-migrate] (exclude, select, ignore) in the nearest
     pyproject.toml at or above PATH; scan, migrate and validate all read it.
     """
-    from ascend_migrate.console import info, verbosity
+    from ascend_migrate.console import detail, info, verbosity
     from ascend_migrate.knowledge.base import load_knowledge
     from ascend_migrate.knowledge.loader import KnowledgeError
     from ascend_migrate.report import render
@@ -102,6 +102,9 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         info(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)")
     else:
         click.echo(text, nl=not text.endswith("\n"))
+    detail(f"scanned {result.files_scanned} files ({result.lines_scanned} lines) in {result.duration_s:.2f} s; "
+           f"{len(result.entry_points)} entry points selected, {len(result.rejected_entry_points)} rejected; "
+           f"{len(result.notes)} notes")
     internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
     for note in internal:  # one line per file; every other file was scanned
         click.echo(display(f"error: {note.path}: {note.reason}"), err=True)

@@ -16,6 +16,8 @@ from typing import Any, Optional
 
 import click
 
+from ascend_migrate.console import info
+
 DEVICE_HELP = "cpu, cuda:N or npu:N"
 AUTOCAST = click.Choice(["none", "fp16", "bf16"])
 DTYPES = click.Choice(["fp32", "fp16", "bf16"])
@@ -121,7 +123,7 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         except KeyError as exc:
             raise click.BadParameter(f"unknown item {exc.args[0]}; known: {', '.join(item_ids())}",
                                      param_hint="--confirm") from exc
-        click.echo(f"recorded confirmation of {', '.join(confirm)} in {written}", err=True)
+        info(f"recorded confirmation of {', '.join(confirm)} in {written}")
     environment = None
     if environment_file:
         try:
