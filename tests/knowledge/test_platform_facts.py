@@ -162,3 +162,18 @@ def test_every_pinned_fact_is_in_its_source_notes():
     texts = {name: (folder / name).read_text(encoding="utf-8") for name in (TF, VL)}
     missing = [(emitted, source) for emitted, name, source in PINS if source not in texts[name]]
     assert not missing, missing
+
+
+def test_fast_yaml_loader_reads_every_knowledge_file_like_the_python_one():
+    """load_yaml uses libyaml when present; it must give the same data as the pure-Python
+    safe loader on every YAML file the package ships."""
+    import yaml
+
+    from ascend_migrate.knowledge.loader import SAFE_LOADER, load_yaml
+
+    package = Path(__file__).resolve().parents[2] / "src" / "ascend_migrate"
+    files = sorted(package.rglob("*.yaml"))
+    assert len(files) >= 5
+    for path in files:
+        assert load_yaml(path) == load_yaml(path, loader=yaml.SafeLoader), path
+    assert SAFE_LOADER in (getattr(yaml, "CSafeLoader", None), yaml.SafeLoader)

@@ -126,3 +126,65 @@ def test_data_files_are_only_scanned_when_a_launch_script_names_them(counted, tm
     (root / "run.sh").write_text("torchrun train.py\n")
     unnamed, analysed = counted(root)
     assert analysed == ["run.sh"] and {f.path for f in unnamed.findings if f.rule != "FW001"} == {"train.py"}
+
+
+@pytest.fixture
+def decided(counted, monkeypatch):
+    """`counted`, also counting how often entry points are decided from scratch."""
+    calls: list[int] = []
+    real = engine.entries.decide
+
+    def counting(*args, **kwargs):
+        calls.append(1)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(engine.entries, "decide", counting)
+
+    def run(root: Path, **options):
+        calls.clear()
+        result = scan(root, jobs=1, **options)
+        return result, len(calls)
+
+    return run
+
+
+def _entries(result):
+    return ([(e.path, e.reason) for e in result.entry_points],
+            [(e.path, e.reason) for e in result.rejected_entry_points])
+
+
+def test_entry_decisions_are_reused_until_their_inputs_change(decided, tmp_path):
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "pkg" / "model.py").write_text("import torch\nnet = torch.nn.Linear(2, 2)\n", encoding="utf-8")
+    (root / "train.py").write_text("import torch\nfrom pkg import model\nprint(model.net(torch.ones(2)).cuda())\n",
+                                   encoding="utf-8")
+    (root / "tool.py").write_text("import torch\nif __name__ == '__main__':\n    print(torch.ones(1).cuda())\n",
+                                  encoding="utf-8")
+    first, calls = decided(root)
+    assert calls == 1 and "train.py" in [e.path for e in first.entry_points]
+    warm, calls = decided(root)
+    assert calls == 0 and _entries(warm) == _entries(first)
+
+    # an edit that changes no import or evidence: same decisions, not recomputed
+    with (root / "pkg" / "model.py").open("a", encoding="utf-8") as fh:
+        fh.write("# a comment\n")
+    edited, calls = decided(root)
+    assert calls == 0 and _entries(edited) == _entries(first)
+
+    # the tool now imports train.py: train.py is a library, decided again
+    (root / "tool.py").write_text("import torch\nimport train\nif __name__ == '__main__':\n    print(1)\n",
+                                  encoding="utf-8")
+    changed, calls = decided(root)
+    assert calls == 1 and _entries(changed) != _entries(first)
+
+    # an override is an input too, and so is its removal
+    forced, calls = decided(root, no_entry=[str(root / "tool.py")])
+    assert calls == 1 and "tool.py" not in [e.path for e in forced.entry_points]
+    again, calls = decided(root)
+    assert calls == 1 and _entries(again) == _entries(changed)
+
+    # a new file changes the tree the imports resolve in
+    (root / "extra.py").write_text("print('hello')\n", encoding="utf-8")
+    _, calls = decided(root)
+    assert calls == 1

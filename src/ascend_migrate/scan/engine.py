@@ -403,7 +403,7 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 2
+CACHE_FORMAT = 3
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
@@ -413,6 +413,7 @@ class CacheEntry:
     mtime_ns: int
     key: bytes  # content hash
     result: FileResult
+    view: bytes = b""  # digest of what the entry-point decision reads from this file
 
 
 @dataclass
@@ -421,6 +422,10 @@ class CacheIndex:
     digest: str = ""
     saved_ns: int = 0
     files: dict[str, CacheEntry] = field(default_factory=dict)
+    # The entry-point decisions of the last scan and the key of their inputs (every file's
+    # view digest and the overrides): an edit that changes no import or evidence keeps them.
+    entries_key: bytes = b""
+    entries: tuple = ()
 
 
 _DIGEST: dict[str, str] = {}
@@ -635,11 +640,12 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         results[rel] = res
         if rel in fresh.files:
             fresh.files[rel] = replace(fresh.files[rel], result=res)
-    if use_cache and (todo or named or len(fresh.files) != len(cache.files)):
-        _save_cache(cache_path, fresh)
-
     _aggregate(result, results, kb, scan_root)
-    _decide_entries(result, results, root, entry, no_entry)
+    fresh.entries_key, fresh.entries = cache.entries_key, cache.entries
+    _decide_entries(result, results, root, entry, no_entry, fresh)
+    if use_cache and (todo or named or len(fresh.files) != len(cache.files)
+                      or fresh.entries_key != cache.entries_key):
+        _save_cache(cache_path, fresh)
     result.findings = [f for f in result.findings if _selected(f.rule, select, ignore)]
     result.findings.sort(key=Finding.sort_key)
     result.duration_s = time.perf_counter() - started
@@ -710,16 +716,44 @@ def _named_data_files(results: dict[str, FileResult], root: Path, kb: KnowledgeB
     return out
 
 
+def _view_digest(res: FileResult) -> bytes:
+    view = (res.entry, tuple(res.launches), tuple(res.console_scripts))
+    return hashlib.blake2b(repr(view).encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
 def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Path,
-                    entry: Iterable[str], no_entry: Iterable[str]) -> None:
-    """Entry points from the evidence of every file (see scan/entries.py), with overrides."""
-    views = {rel: entries.FileView(res.entry, res.launches, res.console_scripts) for rel, res in results.items()}
+                    entry: Iterable[str], no_entry: Iterable[str], index: Optional[CacheIndex] = None) -> None:
+    """Entry points from the evidence of every file (see scan/entries.py), with overrides.
+
+    With an index, the decisions are re-used when no file's view and no override changed:
+    deciding resolves every import of the tree, the largest fixed cost of a warm re-scan."""
     forced = [_override_path(root, p) for p in entry]
     refused = [_override_path(root, p) for p in no_entry]
     for given, rel in zip((*entry, *no_entry), (*forced, *refused)):
         if rel not in results or not rel.endswith((".py", ".ipynb")):
             raise ConfigError(f"{given}: not a Python file or notebook of the scanned tree (--entry/--no-entry)")
-    for d in entries.decide(views, entry=forced, no_entry=refused, whole_tree=root.is_dir()):
+    decisions = None
+    if index is not None:
+        key = hashlib.blake2b(repr((sorted(forced), sorted(refused), root.is_dir())).encode(), digest_size=16)
+        for rel in sorted(results):
+            cached = index.files.get(rel)
+            if cached is not None and cached.result is results[rel]:
+                if not cached.view:
+                    cached.view = _view_digest(results[rel])
+                digest = cached.view
+            else:
+                digest = _view_digest(results[rel])
+            key.update(rel.encode("utf-8", "surrogatepass") + b"\0" + digest)
+        if index.entries_key == key.digest():
+            decisions = list(index.entries)
+        else:
+            index.entries_key = key.digest()
+    if decisions is None:
+        views = {rel: entries.FileView(res.entry, res.launches, res.console_scripts) for rel, res in results.items()}
+        decisions = entries.decide(views, entry=forced, no_entry=refused, whole_tree=root.is_dir())
+        if index is not None:
+            index.entries = tuple(decisions)
+    for d in decisions:
         res = results.get(d.path)
         point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
                            d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected)
