@@ -642,10 +642,18 @@ def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
 
 
 def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: str, cli: bool,
-          log: Callable[[str], None], no_ignore: bool = True, j1: bool = True) -> tuple[list[Row], dict]:
+          log: Callable[[str], None], no_ignore: bool = True, j1: bool = True,
+          baseline_src: Optional[Path] = None) -> tuple[list[Row], dict]:
     workers = jobs or os.cpu_count() or 1
     scan_cache = Path(tempfile.mkdtemp(prefix="ascend-migrate-bench-cache-"))
-    env = dict(os.environ, ASCEND_MIGRATE_CACHE_DIR=str(scan_cache))
+    own_src = str(HERE.parent / "src")
+    env = dict(os.environ, ASCEND_MIGRATE_CACHE_DIR=str(scan_cache),
+               PYTHONPATH=os.pathsep.join(filter(None, (own_src, os.environ.get("PYTHONPATH")))))
+    base_env = None
+    if baseline_src is not None:  # another version of the package, with its own cache folder
+        (scan_cache / "baseline").mkdir()
+        base_env = dict(env, ASCEND_MIGRATE_CACHE_DIR=str(scan_cache / "baseline"),
+                        PYTHONPATH=os.pathsep.join(filter(None, (str(baseline_src), os.environ.get("PYTHONPATH")))))
     report_file = scan_cache / "report.json"
     rows = {
         "rg-seed": Row("rg-seed", f"rg -n, the guide's {len(SEED_PATTERNS)} regexes ({len(SEED_PATTERNS)} runs)", [], [], ""),
@@ -657,12 +665,18 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
     }
     if j1:
         rows["scan-cold-j1"] = Row("scan-cold-j1", "scan, cold (no cache, 1 worker)", [], [], "")
+    if base_env is not None:
+        rows["base-cold"] = Row("base-cold", f"baseline scan, cold (no cache, {workers} workers)", [], [], "")
+        rows["base-warm"] = Row("base-warm", "baseline scan, warm (cache populated)", [], [], "")
+        rows["base-1-file"] = Row("base-1-file", "baseline scan, one file changed", [], [], "")
     if cli:
         rows["cli-cold"] = Row("cli-cold", "ascend-migrate scan --format json -o FILE --no-cache", [], [], "")
     try:
         log("warming up: page cache (rg) and scan cache (one cached scan) ...")
         run_rg(rg, (COMBINED_PATTERN,), tree, no_ignore)
         _, warm_info = run_scanner(tree, True, jobs, env)
+        if base_env is not None:
+            run_scanner(tree, True, jobs, base_env)
         info: dict = {}
         for round_no in range(1, repeat + 1):
             wall, hits = run_rg(rg, SEED_PATTERNS, tree, no_ignore)
@@ -671,13 +685,17 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
             wall, hits = run_rg(rg, (COMBINED_PATTERN,), tree, no_ignore)
             rows["rg-combined"].runs.append(wall)
             rows["rg-combined"].output = f"{hits:,} matching lines"
-            scanner_rows = [("scan-cold", False, jobs), ("scan-warm", True, jobs), ("scan-1-file", True, jobs)]
+            scanner_rows = [("scan-cold", False, jobs, env), ("scan-warm", True, jobs, env),
+                            ("scan-1-file", True, jobs, env)]
+            if base_env is not None:  # interleaved with ours, so drift hits both alike
+                scanner_rows += [("base-cold", False, jobs, base_env), ("base-warm", True, jobs, base_env),
+                                 ("base-1-file", True, jobs, base_env)]
             if j1:
-                scanner_rows.append(("scan-cold-j1", False, 1))
-            for key, use_cache, j in scanner_rows:
-                if key == "scan-1-file":
-                    edit_one_file(tree, round_no)
-                wall, info = run_scanner(tree, use_cache, j, env)
+                scanner_rows.append(("scan-cold-j1", False, 1, env))
+            for key, use_cache, j, row_env in scanner_rows:
+                if key.endswith("-1-file"):  # a fresh edit for each version's index
+                    edit_one_file(tree, round_no * 2 + (key == "base-1-file"))
+                wall, info = run_scanner(tree, use_cache, j, row_env)
                 rows[key].runs.append(wall)
                 rows[key].inner.append(info["scan_s"])
                 rows[key].cpu.append(info["cpu_s"])
@@ -744,6 +762,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="where generated trees are kept")
     ap.add_argument("--rg", help="ripgrep binary (default: the one installed next to this Python, else PATH)")
     ap.add_argument("--generate-only", action="store_true", help="build (or reuse) the tree, print its stats, stop")
+    ap.add_argument("--baseline-src", type=Path, metavar="DIR",
+                    help="also time another version's scanner (its src/ folder, e.g. from `git worktree add`) "
+                         "in the same rounds: cold, warm and one-file rows")
     args = ap.parse_args(argv)
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -776,17 +797,21 @@ def main(argv: Optional[list[str]] = None) -> int:
         copy = work / tree.name
         shutil.copytree(tree, copy, symlinks=True)
         rows, scan_info = bench(copy, stats, args.repeat, args.jobs, rg, args.cli, log, no_ignore=not args.tree,
-                                j1=not args.tree)
+                                j1=not args.tree, baseline_src=args.baseline_src.resolve() if args.baseline_src else None)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    machine = {"load_before": load_before, "load_after": _loadavg(),"cpus": os.cpu_count(), "platform": f"{platform.system()} {platform.machine()}",
-               "python": platform.python_version(), "ripgrep": rg_version(rg), "ascend_migrate": __version__}
+    machine = {"load_before": load_before, "load_after": _loadavg(), "cpus": os.cpu_count(),
+               "platform": f"{platform.system()} {platform.machine()}",
+               "python": platform.python_version(), "ripgrep": rg_version(rg), "ascend_migrate": __version__,
+               "bytecode_cache": not os.environ.get("PYTHONDONTWRITEBYTECODE"),
+               "baseline_src": str(args.baseline_src) if args.baseline_src else None}
     head = (f"tree: {stats.files:,} files, {stats.python_files:,} Python files, {stats.python_lines:,} Python lines, "
             f"{stats.total_lines:,} lines in all ({stats.bytes / 2**20:.1f} MiB)"
             + ("" if args.tree else f", generator seed {args.seed}"))
     mach = (f"machine: {machine['cpus']} CPUs, {machine['platform']}, Python {machine['python']}, "
             f"ripgrep {machine['ripgrep']}, ascend-migrate {machine['ascend_migrate']}; median of {args.repeat} rounds; "
-            f"1-min load average {machine['load_before']} before, {machine['load_after']} after")
+            f"1-min load average {machine['load_before']} before, {machine['load_after']} after; "
+            f"bytecode cache {'on' if machine['bytecode_cache'] else 'off (PYTHONDONTWRITEBYTECODE)'}")
     print(head)
     print(mach)
     print()

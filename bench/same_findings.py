@@ -4,6 +4,8 @@
 A speed change must not change what is reported. Runs `scan(tree, use_cache=False)` with the
 package from each source folder (a fresh interpreter each) over every tree and compares the
 findings (rule, place, message, severity, fixes), the entry-point decisions and the notes.
+With --migrate it also compares a dry-run migrate of each tree in both styles: the rewritten
+bytes of every file, the manual items and the notes.
 
     python bench/same_findings.py --base /path/to/old/src --new src /work/realrepos/*
 """
@@ -28,12 +30,22 @@ data = json.loads(render(result, "json"))
 for key in ("duration_s", "generated_at", "tool"):
     data.pop(key, None)
 data.get("summary", {}).pop("duration_s", None)
+if sys.argv[3] == "1":
+    import hashlib, os, tempfile
+    os.environ["ASCEND_MIGRATE_CACHE_DIR"] = tempfile.mkdtemp()
+    from ascend_migrate.fix.api import migrate
+    for style in ("transfer", "agnostic"):
+        m = migrate(sys.argv[2], style=style)
+        data["migrate-" + style] = {
+            "files": {f.path: hashlib.sha256(f.new).hexdigest() if f.new is not None else f.error for f in m.files},
+            "manual": sorted([c.file, c.start_line, c.rule] for c in m.manual),
+            "notes": sorted(m.notes)}
 print(json.dumps({"elapsed": elapsed, "report": data}, sort_keys=True))
 """
 
 
-def run(src: Path, tree: Path) -> dict:
-    proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(tree)],
+def run(src: Path, tree: Path, with_migrate: bool = False) -> dict:
+    proc = subprocess.run([sys.executable, "-c", CHILD, str(src), str(tree), "1" if with_migrate else "0"],
                           capture_output=True, text=True, timeout=3600)
     if proc.returncode != 0:
         raise SystemExit(f"scan failed with {src} on {tree}:\n{proc.stderr[-2000:]}")
@@ -45,13 +57,14 @@ def main(argv=None) -> int:
     ap.add_argument("--base", type=Path, required=True, help="src/ folder of the reference version")
     ap.add_argument("--new", type=Path, default=Path(__file__).resolve().parents[1] / "src",
                     help="src/ folder of the version under test (default: this checkout)")
+    ap.add_argument("--migrate", action="store_true", help="also compare dry-run migrations (both styles)")
     ap.add_argument("trees", nargs="+", type=Path)
     args = ap.parse_args(argv)
     differing = 0
     for tree in args.trees:
         if not tree.is_dir():
             continue
-        base, new = run(args.base, tree), run(args.new, tree)
+        base, new = run(args.base, tree, args.migrate), run(args.new, tree, args.migrate)
         same = base["report"] == new["report"]
         differing += not same
         count = len(new["report"].get("findings", []))

@@ -16,7 +16,7 @@ import stat
 import tempfile
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
@@ -24,7 +24,6 @@ from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, _override_path, 
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
-from ascend_migrate.scan.entries import is_build_script
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
 from ascend_migrate.fix.runs import is_run_output, record_run, restore_state, set_aside_state
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
@@ -133,81 +132,136 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     init_targets = _package_inits(base) if inject_init else set()
-    coverage = None
-    if scan_result.torch_npu_version:
-        from ascend_migrate.knowledge.coverage import load_coverage
-
-        coverage = load_coverage(scan_result.torch_npu_version)
     result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
+    build_configs = set(scan_result.build_configs)  # the scan's decision, so both agree on every file
     paths = sorted({f.path for f in scan_result.findings} | entry_points | init_targets)
     paths = [p for p in paths if not is_run_output(base, p)]
-    for done, rel in enumerate(paths):
+    by_path: dict[str, list] = {}
+    for f in scan_result.findings:
+        by_path.setdefault(f.path, []).append(f)
+    tasks = [_FileTask(rel, str(base / rel if root.is_dir() else root), rel in build_configs,
+                       rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())))
+             for rel in paths]
+    for done, (outcome, notes) in enumerate(_plan_files(tasks, opts, scan_result.torch_npu_version, kb)):
         if progress:
             progress("rewriting", done, len(paths))
-        try:
-            job = classify(rel)
-            full = base / rel if root.is_dir() else root
-            build_config = job is not None and job.kind == "config" and is_build_script(rel)
-            if build_config:  # it configures a build or install, not the run the port is for
-                result.notes.append(f"{rel}: a build, install or CI script, not a launch script: not rewritten")
-            if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() \
-                    or full.is_symlink() or build_config:
-                manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
-                          for f in scan_result.findings if f.path == rel and f.severity != "info"]
-                if manual:
-                    result.files.append(FileOutcome(rel, b"", manual=manual))
-                continue
-            data = full.read_bytes()
-            if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
-                result.notes.append(f"{rel}: not rewritten (binary or over {MAX_FILE_BYTES} bytes)")
-                continue
-            outcome = FileOutcome(rel, data)
-            file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
-                                safe_only=opts.safe_only, inject=rel in entry_points or rel in init_targets)
-            if job.kind == "python":
-                text, problem = _decode(data)
-                if text is None or problem:
-                    outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
-                    result.files.append(outcome)
-                    continue
-                rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
-            elif job.kind == "notebook":
-                text = data.decode("utf-8", errors="surrogateescape")
-                rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
-            else:
-                text = data.decode("utf-8", errors="surrogateescape")
-                rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
-            outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
-            if rewritten.error:
-                outcome.error = rewritten.error
-            elif rewritten.text != text:
-                if job.kind == "notebook":
-                    problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
-                else:
-                    problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind, coverage, text)
-                if not problem and job.kind == "python":
-                    problem = _compile_problem(text, rewritten.text, rel)
-                if problem:
-                    outcome.error = problem
-                    outcome.changes = []
-            if outcome.error:  # the file stays as it was: manual items keep their lines
-                outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
-            elif rewritten.text != text:
-                if job.kind == "python":
-                    outcome.new = _encode(restore(rewritten.text), _source_encoding(data),
-                                          data.startswith(b"\xef\xbb\xbf"))
-                else:
-                    outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
+        result.notes.extend(notes)
+        if outcome is not None:
             result.files.append(outcome)
-        except Exception as exc:  # one file's internal error must not stop the others
-            if os.environ.get("ASCEND_MIGRATE_DEBUG"):
-                raise
-            result.files = [f for f in result.files if f.path != rel]
-            result.files.append(FileOutcome(rel, b"", error=f"internal error: {type(exc).__name__}: {exc}",
-                                            internal=True))
     if progress:
         progress("rewriting", len(paths), len(paths))
     return result
+
+
+@dataclass(frozen=True)
+class _FileTask:
+    rel: str
+    full: str
+    build_config: bool  # the scan listed it as a build or CI config: never rewritten
+    inject: bool  # an entry point (or a package __init__ with --inject-init)
+    findings: tuple = ()  # the scan's findings in this file
+
+
+_PARALLEL_MIN = 64  # below this many files a process pool costs more than it saves
+_WORKER: dict[str, Any] = {}
+
+
+def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> Iterable[tuple]:
+    """(outcome or None, notes) per task, in order: in this process for a few files, else in a
+    pool of one worker per core (each file's rewrite and its verification are independent)."""
+    workers = os.cpu_count() or 1
+    if len(tasks) < _PARALLEL_MIN or workers == 1:
+        coverage = _coverage(npu_version)
+        for task in tasks:
+            yield _plan_guarded(task, opts, kb, coverage)
+        return
+    from concurrent.futures import ProcessPoolExecutor
+
+    size = max(1, -(-len(tasks) // (workers * 8)))
+    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(npu_version,)) as pool:
+        for outs in pool.map(_worker_batch, batches, [opts] * len(batches)):
+            yield from outs
+
+
+def _coverage(npu_version: str):
+    if not npu_version:
+        return None
+    from ascend_migrate.knowledge.coverage import load_coverage
+
+    return load_coverage(npu_version)
+
+
+def _worker_init(npu_version: str) -> None:
+    _WORKER["kb"] = load_knowledge()
+    _WORKER["coverage"] = _coverage(npu_version)
+
+
+def _worker_batch(batch: list[_FileTask], opts: Options) -> list[tuple]:
+    return [_plan_guarded(task, opts, _WORKER["kb"], _WORKER["coverage"]) for task in batch]
+
+
+def _plan_guarded(task: _FileTask, opts: Options, kb, coverage) -> tuple:
+    try:
+        return _plan_file(task, opts, kb, coverage)
+    except Exception as exc:  # one file's internal error must not stop the others
+        if os.environ.get("ASCEND_MIGRATE_DEBUG"):
+            raise
+        return FileOutcome(task.rel, b"", error=f"internal error: {type(exc).__name__}: {exc}", internal=True), []
+
+
+def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[FileOutcome], list[str]]:
+    """One file's rewrite, verified; (None, notes) when the file is left out."""
+    rel, full = task.rel, Path(task.full)
+    notes: list[str] = []
+    job = classify(rel)
+    if task.build_config:  # it configures a build, install or CI host, not the run the port is for
+        notes.append(f"{rel}: a build, install or CI script, not a launch script: not rewritten")
+    if job is None or job.kind not in ("python", "config", "notebook") or not full.is_file() \
+            or full.is_symlink() or task.build_config:
+        manual = [Change(rel, f.line, f.end_line, f.rule, "manual", f.message, new_line=f.line)
+                  for f in task.findings if f.severity != "info"]
+        return (FileOutcome(rel, b"", manual=manual) if manual else None), notes
+    data = full.read_bytes()
+    if len(data) > MAX_FILE_BYTES or b"\0" in data[:8192]:
+        notes.append(f"{rel}: not rewritten (binary or over {MAX_FILE_BYTES} bytes)")
+        return None, notes
+    outcome = FileOutcome(rel, data)
+    file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
+                        safe_only=opts.safe_only, inject=task.inject)
+    if job.kind == "python":
+        text, problem = _decode(data)
+        if text is None or problem:
+            outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
+            return outcome, notes
+        rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
+    elif job.kind == "notebook":
+        text = data.decode("utf-8", errors="surrogateescape")
+        rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
+    else:
+        text = data.decode("utf-8", errors="surrogateescape")
+        rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
+    outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
+    if rewritten.error:
+        outcome.error = rewritten.error
+    elif rewritten.text != text:
+        if job.kind == "notebook":
+            problem = verify_notebook(kb, rel, text, rewritten.text, file_opts, coverage)
+        else:
+            problem = verify(kb, rel, rewritten.text, file_opts, job.kind, job.config_kind, coverage, text)
+        if not problem and job.kind == "python":
+            problem = _compile_problem(text, rewritten.text, rel)
+        if problem:
+            outcome.error = problem
+            outcome.changes = []
+    if outcome.error:  # the file stays as it was: manual items keep their lines
+        outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
+    elif rewritten.text != text:
+        if job.kind == "python":
+            outcome.new = _encode(restore(rewritten.text), _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
+        else:
+            outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
+    return outcome, notes
 
 
 def _compile_problem(old: str, new: str, rel: str) -> str:

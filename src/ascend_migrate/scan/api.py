@@ -40,6 +40,7 @@ class ScanResult:
     lines_scanned: int = 0
     duration_s: float = 0.0
     torch_npu_version: str = ""
+    build_configs: list[str] = field(default_factory=list)  # build/install/CI configs: reported, not rewritten
 
     def rules_fired(self) -> set[str]:
         return {f.rule for f in self.findings}

@@ -8,7 +8,10 @@ defines, a cheap line match that works for both formats without parsing.
 
 A shell script that builds or installs (setup.py runners, wheel/packaging, ROCm or CUDA
 toolkit installs, CI) is not a launch script: its CUDA settings describe the build host, so
-it is reported for review and never rewritten, and what it runs is not an entry point.
+it is reported for review and never rewritten, and what it runs is not an entry point. The
+same holds for any config under a CI or build folder (a workflow YAML, a Compose file next to
+a Dockerfile). `is_build_config` is the one decision: the scan strips the fixes of such a
+file's findings and lists it, and migrate leaves exactly the listed files alone.
 """
 from __future__ import annotations
 
@@ -84,8 +87,10 @@ def reference_matches(ref: str, rel: str) -> bool:
 # --------------------------------------------------------------------------- build scripts
 _BUILD_NAME = re.compile(r"(?i)(^|[_.-])(install|build|package|packaging|wheel|wheels|release|publish|"
                          r"compile|rocm|hipify|conda[_-]?build|docker[_-]?build|manylinux|ci)([_.-]|$)")
-_CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins"})
-_BUILD_DIRS = frozenset({"ci", ".ci", "packaging", "docker", "conda-recipe", "recipe", "build_tools"})
+# Folders whose files build, package, install or test the project on a CI host (lower case).
+CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins", "ci", ".ci"})
+BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", "conda", "conda-recipe", "recipe", "installer",
+                        "build_tools", "wheels"})
 _BUILD_COMMAND = re.compile(r"(?m)^[^#\n]*\b(?:setup\.py\s+(?:build|install|bdist\w*|sdist|develop|build_ext)|"
                             r"pip[0-9.]*\s+(?:wheel|install)\b|python[0-9.]*\s+-m\s+(?:build|pip\s+(?:wheel|install))|"
                             r"cmake\b|conda\s+(?:build|install)|apt(?:-get)?\s+install|yum\s+install|auditwheel|twine)")
@@ -93,13 +98,23 @@ _TRAIN_LAUNCH = re.compile(r"(?m)^[^#\n]*\b(?:torchrun|deepspeed\s+\S+\.py|accel
                            r"torch\.distributed\.(?:run|launch)|mpirun|srun)\b")
 
 
+def in_build_folder(rel: str, dirs: frozenset = CI_DIRS | BUILD_DIRS) -> bool:
+    return any(p.lower() in dirs for p in rel.split("/")[:-1])
+
+
+def is_build_config(rel: str, kind: str, text: str, launches: list[tuple[int, str]]) -> bool:
+    """A config or shell script that describes a build, install or CI host, not a run."""
+    if kind == "sh":
+        return is_build_script(rel, text, launches)
+    return in_build_folder(rel)
+
+
 def is_build_script(rel: str, text: str, launches: list[tuple[int, str]]) -> bool:
     """A shell script that builds, packages or installs rather than launching a run."""
-    parts = rel.split("/")
-    name = parts[-1].rsplit(".", 1)[0]
-    if any(p in _CI_DIRS for p in parts[:-1]):
+    name = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    if in_build_folder(rel, CI_DIRS - {"ci", ".ci"}):
         return True
-    if (_BUILD_NAME.search(name) or any(p in _BUILD_DIRS for p in parts[:-1])) and not _TRAIN_LAUNCH.search(text):
+    if (_BUILD_NAME.search(name) or in_build_folder(rel)) and not _TRAIN_LAUNCH.search(text):
         return True
     training = [t for _, t in launches if not is_build_target(t)]
     return not training and not _TRAIN_LAUNCH.search(text) and bool(_BUILD_COMMAND.search(text))

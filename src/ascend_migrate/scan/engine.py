@@ -59,6 +59,7 @@ class FileResult:
     entry: Optional[entries.EntryFacts] = None  # evidence for the entry-point decision
     counted: bool = True  # False for files read only for their launch lines (Markdown, Makefiles)
     deferred: bool = False  # a data file left unscanned: analysed only if a launch script names it
+    build: bool = False  # a build, install or CI config: findings without fixes, never rewritten
 
 
 @dataclass(frozen=True)
@@ -350,14 +351,15 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
         return result
     if job.kind == "config":
         result.findings = ts.scan_config(kb, job.rel, text, job.config_kind)
+        launches = entries.launches(text, "sh") if job.config_kind == "sh" else []
+        if config_kinds.is_build_config(job.rel, job.config_kind, text, [(n, t) for n, t, _ in launches]):
+            # describes the build or CI host: reported for review, never rewritten, launches nothing
+            result.findings = [replace(f, fixes=(), severity="info") for f in result.findings]
+            result.build = True
+        elif job.config_kind == "sh":
+            result.launches = [launch for launch in launches if not config_kinds.is_build_target(launch[1])]
         if job.config_kind == "sh":
-            launches = entries.launches(text, "sh")
             result.config_refs = config_kinds.config_references(text)
-            if config_kinds.is_build_script(job.rel, text, [(n, t) for n, t, _ in launches]):
-                # describes the build host: reported for review, never rewritten, launches nothing
-                result.findings = [replace(f, fixes=(), severity="info") for f in result.findings]
-            else:
-                result.launches = [launch for launch in launches if not config_kinds.is_build_target(launch[1])]
         else:
             result.data_file = result.findings != [] and not config_kinds.known_config_kind(text, job.config_kind)
         _apply_suppressions(result, text)
@@ -403,7 +405,7 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 3
+CACHE_FORMAT = 4
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
@@ -675,6 +677,8 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             result.findings.extend(res.findings)
         if res.note:
             result.notes.append(FileNote(rel, res.note))
+        if res.build:
+            result.build_configs.append(rel)
         for fw, line in res.frameworks.items():
             frameworks.setdefault(fw, (rel, line))
     rule = kb.rule("FW001")

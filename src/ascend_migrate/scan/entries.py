@@ -34,6 +34,8 @@ import sys
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Optional, Sequence
 
+from ascend_migrate.scan import config_kinds
+
 # Packages whose import brings torch in (a script that imports only these still runs torch code).
 TORCH_PACKAGES = frozenset({
     "torch", "torchvision", "torchaudio", "torchtext", "torchdata", "torchmetrics", "torch_geometric",
@@ -52,8 +54,6 @@ _BUILD_NAME = re.compile(
     r"^(?:setup|install|installer|bootstrap|configure)(?:[_.-].*)?$|[_.-](?:setup|install|installer)$"
     r"|^build(?:[_.-](?:ext|extensions?|wheels?|docker|image|package|pkg|kernels?|ops|cuda|cpp|all|deps|env|"
     r"conda|pip|release))?$|^(?:package|packaging|release|wheel|make_wheel|bdist)$", re.IGNORECASE)
-_BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", ".github", "ci", ".ci", ".circleci", ".gitlab",
-                         "conda", "conda-recipe", "installer", "build_tools", "wheels"})
 _LAUNCH_WORD = re.compile(
     r"(?<![\w.-])(?:python[0-9.]*|pythonw|\$[({]?PYTHON[)}]?|torchrun|deepspeed|accelerate\s+launch|uv\s+run|"
     r"colossalai\s+run|lightning\s+run\s+model|mpirun|srun)(?![\w.-])")
@@ -398,12 +398,12 @@ def is_setup_script(rel: str) -> bool:
 
 
 def is_build_script(rel: str) -> bool:
-    """setup.py, and scripts that build, install or package the project (by name or folder)."""
-    parts = rel.split("/")
-    stem = parts[-1].rsplit(".", 1)[0]
-    if is_setup_script(rel) or _BUILD_NAME.search(stem):
-        return True
-    return any(p.lower() in _BUILD_DIRS for p in parts[:-1])
+    """setup.py, and Python scripts that build, install or package the project (by name, or by
+    a CI or build folder: the folder table is config_kinds', shared with the config rewriter).
+    The name pattern is narrower than the shell scripts' one on purpose: a Python file named
+    `compile_model.py` or `ci_eval.py` is as likely to be the program as a build step."""
+    stem = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    return is_setup_script(rel) or bool(_BUILD_NAME.search(stem)) or config_kinds.in_build_folder(rel)
 
 
 # --------------------------------------------------------------------------- the decision
