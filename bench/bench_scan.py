@@ -12,6 +12,8 @@ times, in one run and interleaved round by round:
   migrate      `python -m ascend_migrate migrate TREE` (dry run: plan, verify, diff), cache populated
   scan-cold-j1 our scanner, no cache, one worker (generated trees only)
   cli-cold     (with --cli) `python -m ascend_migrate scan --format json -o FILE --no-cache`
+  base-*       (with --baseline-src DIR) cold, warm, one-file and migrate rows for another version
+               of the package, interleaved with ours in every round, each with its own cache
 
 The scanner and migrate rows also report CPU seconds (the process and every worker it
 waited for, from getrusage) and peak RSS. A tree given with --tree is copied to a
@@ -669,6 +671,7 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         rows["base-cold"] = Row("base-cold", f"baseline scan, cold (no cache, {workers} workers)", [], [], "")
         rows["base-warm"] = Row("base-warm", "baseline scan, warm (cache populated)", [], [], "")
         rows["base-1-file"] = Row("base-1-file", "baseline scan, one file changed", [], [], "")
+        rows["base-migrate"] = Row("base-migrate", "baseline migrate, dry run (cache populated)", [], [], "")
     if cli:
         rows["cli-cold"] = Row("cli-cold", "ascend-migrate scan --format json -o FILE --no-cache", [], [], "")
     try:
@@ -701,10 +704,13 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
                 rows[key].cpu.append(info["cpu_s"])
                 rows[key].rss_mb.append(info["rss_kb"] / 1024)
                 rows[key].output = f"{info['findings']:,} findings in {info['files']:,} files"
-            wall, cpu, diff_lines = run_migrate(tree, env)
-            rows["migrate"].runs.append(wall)
-            rows["migrate"].cpu.append(cpu)
-            rows["migrate"].output = f"{diff_lines:,} diff lines"
+            for key, row_env in (("migrate", env), ("base-migrate", base_env)):
+                if row_env is None:
+                    continue
+                wall, cpu, diff_lines = run_migrate(tree, row_env)
+                rows[key].runs.append(wall)
+                rows[key].cpu.append(cpu)
+                rows[key].output = f"{diff_lines:,} diff lines"
             if cli:
                 rows["cli-cold"].runs.append(run_cli(tree, report_file, env))
                 rows["cli-cold"].output = "report written"

@@ -52,6 +52,26 @@ def run(src: Path, tree: Path, with_migrate: bool = False) -> dict:
     return json.loads(proc.stdout)
 
 
+def _show(base: dict, new: dict, limit: int = 6) -> None:
+    """The differing findings and migrated files, a few of each, so a log explains itself."""
+    def key(f: dict) -> str:
+        return f"{f['path']}:{f['line']} {f['rule']} {f['severity']} fixes={len(f.get('fixes') or [])}"
+
+    old_f = {key(f) for f in base.get("findings", [])}
+    new_f = {key(f) for f in new.get("findings", [])}
+    for sign, items in (("-", sorted(old_f - new_f)), ("+", sorted(new_f - old_f))):
+        for item in items[:limit]:
+            print(f"      {sign} {item}")
+        if len(items) > limit:
+            print(f"      {sign} ... {len(items) - limit} more")
+    for style in ("migrate-transfer", "migrate-agnostic"):
+        a, b = base.get(style, {}).get("files", {}), new.get(style, {}).get("files", {})
+        changed = sorted(p for p in set(a) | set(b) if a.get(p) != b.get(p))
+        if changed:
+            print(f"      {style}: files that differ: {', '.join(changed[:limit])}"
+                  + (f" and {len(changed) - limit} more" if len(changed) > limit else ""))
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--base", type=Path, required=True, help="src/ folder of the reference version")
@@ -74,6 +94,7 @@ def main(argv=None) -> int:
             for key in sorted(set(base["report"]) | set(new["report"])):
                 if base["report"].get(key) != new["report"].get(key):
                     print(f"    differs in {key!r}")
+            _show(base["report"], new["report"])
     print(f"{differing} of {len(args.trees)} trees differ")
     return 1 if differing else 0
 

@@ -6,13 +6,13 @@ Under CI (CI=true) a failed install fails the test; elsewhere it skips with the 
 """
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from ci_gates import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "2.13.0"
@@ -20,9 +20,7 @@ TORCH_NPU = "2.13.0"
 
 
 def _unavailable(reason: str):
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(f"real torch-npu venv: {reason}")
-    pytest.skip(f"real torch-npu venv unavailable: {reason}")
+    unavailable(f"real torch-npu venv unavailable: {reason}")
 
 
 @pytest.fixture(scope="session")

@@ -15,6 +15,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+from ci_gates import unavailable
 from click.testing import CliRunner
 
 from ascend_migrate.knowledge.coverage import available_versions, load_coverage
@@ -23,10 +24,6 @@ from ascend_migrate.knowledge.sync_cli import kb_group
 REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".test-cache" / "wheels"
 DOWNLOADED = ("2.13.0",)
-
-
-def _in_ci() -> bool:
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def _sha256(path: Path) -> str:
@@ -49,12 +46,6 @@ def _pip_download_args(version: str, filename: str) -> list[str]:
     return args
 
 
-def _fail_or_skip(message: str) -> None:
-    if _in_ci():
-        pytest.fail(message)
-    pytest.skip(message)
-
-
 def cached_wheel(version: str, download: bool) -> Path:
     cov = load_coverage(version)
     filename, sha = cov.source["filename"], cov.source["sha256"]
@@ -70,9 +61,9 @@ def cached_wheel(version: str, download: bool) -> Path:
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
         except (OSError, subprocess.TimeoutExpired) as exc:
-            _fail_or_skip(f"downloading torch-npu=={version} failed: {exc}")
+            unavailable(f"downloading torch-npu=={version} failed: {exc}")
         if proc.returncode != 0:
-            _fail_or_skip(f"downloading torch-npu=={version} failed:\n{proc.stderr[-2000:]}")
+            unavailable(f"downloading torch-npu=={version} failed:\n{proc.stderr[-2000:]}")
         got = Path(tmp) / filename
         if not got.is_file():
             pytest.fail(f"pip did not produce {filename}; got {sorted(p.name for p in Path(tmp).iterdir())}")

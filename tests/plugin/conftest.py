@@ -9,19 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from ci_gates import unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
 CLAUDE_CODE_VERSION = "2.1.328"
 CLAUDE_CACHE = REPO / ".test-cache" / "claude-code"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def unavailable(reason: str) -> None:
-    """Skip locally, fail under CI: a validator that cannot run is a failed gate there."""
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")

@@ -8,7 +8,6 @@ locally and fail under CI, like the plugin validators.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import subprocess
 import tarfile
@@ -16,6 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
+from ci_gates import unavailable
 
 from ascend_migrate.report import sarif
 
@@ -23,13 +23,6 @@ REPO = Path(__file__).resolve().parents[2]
 CACHE = REPO / ".test-cache" / "sarif-schema"
 PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _unavailable(reason: str) -> None:
-    if IN_CI:
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 @pytest.fixture(scope="session")
@@ -38,13 +31,13 @@ def schema() -> dict:
     if not target.exists():
         npm = shutil.which("npm")
         if npm is None:
-            _unavailable("npm is not installed; cannot fetch the SARIF 2.1.0 schema")
+            unavailable("npm is not installed; cannot fetch the SARIF 2.1.0 schema")
         CACHE.mkdir(parents=True, exist_ok=True)
         proc = subprocess.run([npm, "pack", PACKAGE, "--pack-destination", str(CACHE), "--loglevel=error"],
                               capture_output=True, text=True, timeout=300)
         tarballs = sorted(CACHE.glob("*.tgz"))
         if proc.returncode != 0 or not tarballs:
-            _unavailable(f"npm pack {PACKAGE} failed:\n{proc.stderr[-2000:]}")
+            unavailable(f"npm pack {PACKAGE} failed:\n{proc.stderr[-2000:]}")
         with tarfile.open(tarballs[-1]) as tar:
             member = tar.extractfile(MEMBER)
             assert member is not None, f"{MEMBER} missing from {PACKAGE}"
