@@ -45,3 +45,26 @@ def test_build_configs_are_reported_without_fixes_and_left_alone(tmp_path, monke
         configs = {p for p in FILES if not p.endswith(".py")}
         assert rewritten & configs == offered & configs, style
         assert any("ci.yml" in n and "not rewritten" in n for n in plan.notes), plan.notes
+
+
+def test_a_training_recipe_folder_is_ported_like_any_other(tmp_path, monkeypatch):
+    """`recipe/` holds training entry points and their configs in many projects: it is not a
+    build folder, for entry points nor for configs."""
+    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    root = tmp_path / "proj"
+    files = {
+        "recipe/dapo/main_dapo.py": "import torch\n\n\ndef main():\n    print(torch.ones(2).cuda())\n\n\n"
+                                    "if __name__ == \"__main__\":\n    main()\n",
+        "recipe/dapo/config/trainer.yaml": "trainer:\n  device: cuda\n  backend: nccl\n",
+        "recipe/dapo/run_dapo.sh": "#!/bin/bash\npython3 recipe/dapo/main_dapo.py --config recipe/dapo/config/trainer.yaml\n",
+    }
+    for rel, text in files.items():
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text, encoding="utf-8")
+    result = scan(root)
+    assert [e.path for e in result.entry_points] == ["recipe/dapo/main_dapo.py"]
+    assert result.build_configs == []
+    assert any(f.fixes for f in result.findings if f.path == "recipe/dapo/config/trainer.yaml")
+    plan = migrate(root, style="transfer")
+    rewritten = {f.path for f in plan.files if f.new is not None}
+    assert {"recipe/dapo/main_dapo.py", "recipe/dapo/config/trainer.yaml"} <= rewritten

@@ -59,7 +59,7 @@ def test_claude_validate_generated_skill_strict(claude_cli, generated_skill, tmp
 
 
 def _checkout_copy(target: Path) -> None:
-    """The committed tree as a clone has it (symlinks kept as links)."""
+    """The files git tracks, as they are in the working tree (symlinks kept as links)."""
     listed = subprocess.run(["git", "-C", str(REPO), "ls-files", "-z"], capture_output=True, timeout=60)
     if listed.returncode != 0:
         pytest.skip("not a git checkout: cannot tell the committed tree")

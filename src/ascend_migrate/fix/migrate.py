@@ -142,14 +142,14 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     tasks = [_FileTask(rel, str(base / rel if root.is_dir() else root), rel in build_configs,
                        rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())))
              for rel in paths]
-    for done, (outcome, notes) in enumerate(_plan_files(tasks, opts, scan_result.torch_npu_version, kb)):
-        if progress:
-            progress("rewriting", done, len(paths))
+    if progress:
+        progress("rewriting", 0, len(paths))
+    for done, (outcome, notes) in enumerate(_plan_files(tasks, opts, scan_result.torch_npu_version, kb), 1):
         result.notes.extend(notes)
         if outcome is not None:
             result.files.append(outcome)
-    if progress:
-        progress("rewriting", len(paths), len(paths))
+        if progress:
+            progress("rewriting", done, len(paths))
     return result
 
 

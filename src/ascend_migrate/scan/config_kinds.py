@@ -88,8 +88,10 @@ def reference_matches(ref: str, rel: str) -> bool:
 _BUILD_NAME = re.compile(r"(?i)(^|[_.-])(install|build|package|packaging|wheel|wheels|release|publish|"
                          r"compile|rocm|hipify|conda[_-]?build|docker[_-]?build|manylinux|ci)([_.-]|$)")
 # Folders whose files build, package, install or test the project on a CI host (lower case).
+# Not `recipe`: projects keep training recipes there (entry points and their configs); a conda
+# recipe's build.sh is caught by its name.
 CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins", "ci", ".ci"})
-BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", "conda", "conda-recipe", "recipe", "installer",
+BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", "conda", "conda-recipe", "installer",
                         "build_tools", "wheels"})
 _BUILD_COMMAND = re.compile(r"(?m)^[^#\n]*\b(?:setup\.py\s+(?:build|install|bdist\w*|sdist|develop|build_ext)|"
                             r"pip[0-9.]*\s+(?:wheel|install)\b|python[0-9.]*\s+-m\s+(?:build|pip\s+(?:wheel|install))|"

@@ -474,7 +474,7 @@ def _save_cache(path: Path, index: CacheIndex) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        index.saved_ns = time.time_ns()
+        index.saved_ns = index.saved_ns or time.time_ns()
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(index, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
@@ -574,7 +574,8 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     cache_path = _cache_file(scan_root, npu_version)
     cache = _load_cache(cache_path, _kb_digest()) if use_cache else CacheIndex()
     trusted_before = cache.saved_ns - RACY_NS
-    fresh = CacheIndex(cache.digest)
+    # stamped with the scan's start: a file changed while the scan ran is never trusted later
+    fresh = CacheIndex(cache.digest, saved_ns=time.time_ns())
 
     results: dict[str, FileResult] = {}
     skipped: dict[str, str] = {}  # rel -> reason, reported in discovery order
@@ -641,7 +642,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     for rel, res in named.items():  # kept analysed in the cache: a warm scan does not redo them
         results[rel] = res
         if rel in fresh.files:
-            fresh.files[rel] = replace(fresh.files[rel], result=res)
+            fresh.files[rel] = replace(fresh.files[rel], result=res, view=b"")  # a new result: a new view
     _aggregate(result, results, kb, scan_root)
     fresh.entries_key, fresh.entries = cache.entries_key, cache.entries
     _decide_entries(result, results, root, entry, no_entry, fresh)

@@ -110,7 +110,7 @@ class FastVisitor(ast.NodeVisitor):
     not entered: no visitor in this package defines a method for a marker class (a test checks).
     """
 
-    _dispatch: dict[type, str]
+    _dispatch: dict[type, str] = {}  # node class -> method name; each subclass gets its own
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
