@@ -7,11 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 
-from ascend_migrate.cli import LAZY_COMMANDS, cli
+from ascend_migrate.cli import cli
+from cli_commands import all_commands
 
 
 def _runner() -> CliRunner:
@@ -32,17 +32,7 @@ def _env(**extra):
     return env
 
 
-def _all_commands():
-    ctx = click.Context(cli)
-    for name in sorted(LAZY_COMMANDS):
-        cmd = cli.get_command(ctx, name)
-        yield name, cmd
-        if isinstance(cmd, click.Group):
-            for sub_name, sub in cmd.commands.items():
-                yield f"{name} {sub_name}", sub
-
-
-@pytest.mark.parametrize("name,cmd", list(_all_commands()), ids=lambda x: x if isinstance(x, str) else "")
+@pytest.mark.parametrize("name,cmd", list(all_commands()), ids=lambda x: x if isinstance(x, str) else "")
 def test_every_command_takes_no_color_quiet_and_verbose(name, cmd):
     names = {o for p in cmd.params for o in (*p.opts, *getattr(p, "secondary_opts", []))}
     assert {"--no-color", "-q", "--quiet", "-v", "--verbose"} <= names, name

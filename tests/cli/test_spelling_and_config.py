@@ -5,26 +5,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import click
 import pytest
 from click.testing import CliRunner
 
-from ascend_migrate.cli import LAZY_COMMANDS, cli
+from ascend_migrate.cli import cli
+from cli_commands import all_commands
 
 CUDA = "import torch\nx = torch.randn(2).cuda()\nmajor, minor = torch.cuda.get_device_capability()\n"
 
 
-def _commands():
-    ctx = click.Context(cli)
-    for name in sorted(LAZY_COMMANDS):
-        cmd = cli.get_command(ctx, name)
-        yield name, cmd
-        if isinstance(cmd, click.Group):
-            yield from ((f"{name} {s}", c) for s, c in cmd.commands.items())
-
-
 def test_every_json_flag_has_a_format_spelling():
-    with_json = [(n, c) for n, c in _commands() if any("--json" in p.opts for p in c.params)]
+    with_json = [(n, c) for n, c in all_commands() if any("--json" in p.opts for p in c.params)]
     assert len(with_json) >= 4
     for name, cmd in with_json:
         fmt = next(p for p in cmd.params if "--format" in p.opts)

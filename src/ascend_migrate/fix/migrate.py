@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
-from ascend_migrate.scan.engine import MAX_FILE_BYTES, _decode, _override_path, classify
+from ascend_migrate.scan.engine import MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import Transaction, WriteError
@@ -171,30 +171,21 @@ def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> 
     pool of one worker per core (each file's rewrite and its verification are independent)."""
     workers = os.cpu_count() or 1
     if len(tasks) < _PARALLEL_MIN or workers == 1:
-        coverage = _coverage(npu_version)
+        coverage = _load_coverage(npu_version) if npu_version else None
         for task in tasks:
             yield _plan_guarded(task, opts, kb, coverage)
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    size = max(1, -(-len(tasks) // (workers * 8)))
-    batches = [tasks[i:i + size] for i in range(0, len(tasks), size)]
+    batches = _batches(tasks, workers * 8)  # the scan's batching: a few batches per worker
     with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(npu_version,)) as pool:
         for outs in pool.map(_worker_batch, batches, [opts] * len(batches)):
             yield from outs
 
 
-def _coverage(npu_version: str):
-    if not npu_version:
-        return None
-    from ascend_migrate.knowledge.coverage import load_coverage
-
-    return load_coverage(npu_version)
-
-
 def _worker_init(npu_version: str) -> None:
     _WORKER["kb"] = load_knowledge()
-    _WORKER["coverage"] = _coverage(npu_version)
+    _WORKER["coverage"] = _load_coverage(npu_version) if npu_version else None
 
 
 def _worker_batch(batch: list[_FileTask], opts: Options) -> list[tuple]:

@@ -90,7 +90,8 @@ _BUILD_NAME = re.compile(r"(?i)(^|[_.-])(install|build|package|packaging|wheel|w
 # Folders whose files build, package, install or test the project on a CI host (lower case).
 # Not `recipe`: projects keep training recipes there (entry points and their configs); a conda
 # recipe's build.sh is caught by its name.
-CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins", "ci", ".ci"})
+_HOSTED_CI_DIRS = frozenset({".github", ".circleci", ".gitlab", ".buildkite", ".jenkins"})  # CI services' own
+CI_DIRS = _HOSTED_CI_DIRS | {"ci", ".ci"}
 BUILD_DIRS = frozenset({"packaging", "docker", "dockerfiles", "conda", "conda-recipe", "installer",
                         "build_tools", "wheels"})
 _BUILD_COMMAND = re.compile(r"(?m)^[^#\n]*\b(?:setup\.py\s+(?:build|install|bdist\w*|sdist|develop|build_ext)|"
@@ -114,7 +115,7 @@ def is_build_config(rel: str, kind: str, text: str, launches: list[tuple[int, st
 def is_build_script(rel: str, text: str, launches: list[tuple[int, str]]) -> bool:
     """A shell script that builds, packages or installs rather than launching a run."""
     name = rel.rsplit("/", 1)[-1].rsplit(".", 1)[0]
-    if in_build_folder(rel, CI_DIRS - {"ci", ".ci"}):
+    if in_build_folder(rel, _HOSTED_CI_DIRS):
         return True
     if (_BUILD_NAME.search(name) or in_build_folder(rel)) and not _TRAIN_LAUNCH.search(text):
         return True

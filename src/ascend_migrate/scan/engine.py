@@ -422,7 +422,7 @@ class CacheEntry:
 class CacheIndex:
     """One file per scanned tree: every file's (size, mtime, hash, result), for one rule set."""
     digest: str = ""
-    saved_ns: int = 0
+    saved_ns: int = 0  # when the scan that wrote it started: files changed since are never trusted
     files: dict[str, CacheEntry] = field(default_factory=dict)
     # The entry-point decisions of the last scan and the key of their inputs (every file's
     # view digest and the overrides): an edit that changes no import or evidence keeps them.
@@ -474,7 +474,6 @@ def _save_cache(path: Path, index: CacheIndex) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-        index.saved_ns = index.saved_ns or time.time_ns()
         with os.fdopen(fd, "wb") as fh:
             pickle.dump(index, fh, protocol=pickle.HIGHEST_PROTOCOL)
         os.replace(tmp, path)
