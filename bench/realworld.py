@@ -606,23 +606,44 @@ def torch_users(trees: dict[str, Optional[ast.Module]], graph: dict[str, set[str
     return users
 
 
-def has_injection(data: bytes, rel: str) -> bool:
+def has_injection(data: bytes, rel: str) -> str:
+    """'plain' when the file imports transfer_to_npu on import, 'guarded' when every such import
+    sits under a module-level `if` that tests `__name__` (it runs only when started as a program),
+    '' when it has none."""
     if rel.endswith(".ipynb"):
         cells = notebook_cells(data) or []
-        return any(INJECT_MODULE in c or "transfer_to_npu" in c for c in cells)
+        return "plain" if any(INJECT_MODULE in c or "transfer_to_npu" in c for c in cells) else ""
     tree, _ = parse_py(data, rel)
     if tree is None:
-        return b"transfer_to_npu" in data
-    for n in ast.walk(tree):
+        return "plain" if b"transfer_to_npu" in data else ""
+
+    def is_transfer(n: ast.AST) -> bool:
         if isinstance(n, ast.ImportFrom) and n.module and (
                 n.module == INJECT_MODULE or (n.module == "torch_npu.contrib" and any(a.name == "transfer_to_npu" for a in n.names))):
             return True
-        if isinstance(n, ast.Import) and any(a.name == INJECT_MODULE for a in n.names):
-            return True
-    return False
+        return isinstance(n, ast.Import) and any(a.name == INJECT_MODULE for a in n.names)
+
+    def tests_name(test: ast.AST) -> bool:
+        return any(isinstance(x, ast.Name) and x.id == "__name__" for x in ast.walk(test))
+
+    found = ""
+    for n in ast.walk(tree):
+        if is_transfer(n):
+            found = "plain"
+            break
+    if not found:
+        return ""
+    guarded = [n for s in tree.body if isinstance(s, ast.If) and tests_name(s.test)
+               for n in ast.walk(s) if is_transfer(n)]
+    every = [n for n in ast.walk(tree) if is_transfer(n)]
+    return "guarded" if len(guarded) == len(every) else "plain"
 
 
-def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str]) -> dict:
+def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str],
+                   guarded: Iterable[str] = ()) -> dict:
+    """Which files got the transfer imports against which a user runs. `guarded`: the injected
+    files whose imports run only when started as a program (a `__name__` test): in a module that
+    other files import, that is the right form, not a defect."""
     py_files = {f for f in files if f.endswith(".py")}
     trees = {}
     for rel in sorted(py_files):
@@ -660,13 +681,16 @@ def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str])
     expected = sorted(rel for rel in evidence if rel in users and rel not in importers
                       and rel.rsplit("/", 1)[-1] not in BUILD_FILES and not is_test(rel))
     inj = set(injected)
+    on_import = inj - set(guarded)
     rows = {
         "injected": sorted(inj),
         "expected_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected],
         "missed_entries": [{"file": r, "reasons": sorted(evidence[r])} for r in expected if r not in inj],
         "injected_imported": [{"file": r, "imported_by": sorted(importers[r])[:3], "importers": len(importers[r]),
                                "also_run_by_users": sorted(evidence.get(r, set()) - {"main guard"})}
-                              for r in sorted(inj) if r in importers],
+                              for r in sorted(on_import) if r in importers],
+        "injected_guarded": [{"file": r, "imported_by": sorted(importers.get(r, ()))[:3],
+                              "importers": len(importers.get(r, ()))} for r in sorted(inj - on_import)],
         "injected_other": [],
         "notebooks": len(notebooks),
     }
@@ -787,9 +811,11 @@ def migrate_step(repo: Path, work: Path, style: str, orig_files: list[str]) -> d
             "seconds": res2["seconds"],
         }
     if style == "transfer":
-        injected = [rel for rel in changed if rel.endswith((".py", ".ipynb"))
-                    and has_injection(read(out / rel) or b"", rel) and not has_injection(read(repo / rel) or b"", rel)]
-        row["entries"] = entry_analysis(repo, out, orig_files, injected)
+        kinds = {rel: has_injection(read(out / rel) or b"", rel) for rel in changed if rel.endswith((".py", ".ipynb"))
+                 and not has_injection(read(repo / rel) or b"", rel)}
+        injected = [rel for rel, kind in kinds.items() if kind]
+        row["entries"] = entry_analysis(repo, out, orig_files, injected,
+                                        guarded=[rel for rel, kind in kinds.items() if kind == "guarded"])
     return row
 
 
@@ -1021,7 +1047,8 @@ def summary_row(r: dict) -> dict:
         "parse": f"{n(t, 'parse_failures')}+{n(a, 'parse_failures')} of {n(t, 'parse_checked')}+{n(a, 'parse_checked')}",
         "names": f"{n(t, 'name_binding')}/{n(a, 'name_binding')}",
         "idem": f"{idem(t)}/{idem(a)}",
-        "inject": f"{len(ent.get('injected', []))} ({len(ent.get('injected_imported', []))} imported)",
+        "inject": (f"{len(ent.get('injected', []))} ({len(ent.get('injected_guarded', []))} guarded, "
+                   f"{len(ent.get('injected_imported', []))} imported)"),
         "missed": len(ent.get("missed_entries", [])),
         "dropped": f"{n(t, 'dropped_files')}+{n(t, 'dropped_symlinks')}/{n(a, 'dropped_files')}+{n(a, 'dropped_symlinks')}",
     }
@@ -1029,7 +1056,7 @@ def summary_row(r: dict) -> dict:
 
 TABLE_HEAD = ("| repository | files (py) | findings (E/W/I) | scan s | transfer: changed / edits / manual / refused | s "
               "| agnostic: changed / edits / manual / refused | s | crashes | parse failures (t+a of checked) "
-              "| name errors t/a | 2nd pass changes t/a | injected (into imported) | entries missed | dropped files+symlinks t/a |")
+              "| name errors t/a | 2nd pass changes t/a | injected (guarded, unguarded into imported) | entries missed | dropped files+symlinks t/a |")
 
 
 def markdown_table(rows: list[dict]) -> str:

@@ -284,3 +284,26 @@ def test_imported_module_also_launched_is_flagged(tmp_path):
     assert ent["injected_imported"] == [{"file": "trainer.py", "imported_by": ["runner.py"], "importers": 1,
                                          "also_run_by_users": ["launched by notes.md"]}]
     assert [e["file"] for e in ent["missed_entries"]] == ["runner.py"]
+
+
+def test_a_guarded_injection_into_an_imported_script_is_not_a_defect(tmp_path):
+    files = {
+        "runner.py": "import torch\nimport trainer\ntrainer.go()\n",
+        "trainer.py": "import torch\ndef go():\n    pass\nif __name__ == '__main__':\n    go()\n",
+        "notes.md": "    python trainer.py\n    python runner.py\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).write_text(text)
+    guarded = ('if __name__ in ("__main__", "__mp_main__"):\n    import torch_npu\n'
+               '    from torch_npu.contrib import transfer_to_npu\n').encode()
+    plain = b"import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
+    body = files["trainer.py"].encode()
+    assert rw.has_injection(guarded + body, "trainer.py") == "guarded"
+    assert rw.has_injection(plain + body, "trainer.py") == "plain"
+    assert rw.has_injection(guarded + plain + body, "trainer.py") == "plain"  # one unguarded import is enough
+    assert rw.has_injection(body, "trainer.py") == ""
+    ent = rw.entry_analysis(tmp_path, tmp_path, rw.walk_files(tmp_path), ["trainer.py", "runner.py"],
+                            guarded=["trainer.py"])
+    assert ent["injected_imported"] == []
+    assert ent["injected_guarded"] == [{"file": "trainer.py", "imported_by": ["runner.py"], "importers": 1}]
+    assert ent["missed_entries"] == []

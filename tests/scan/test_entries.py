@@ -1,8 +1,9 @@
 """Entry points decided from evidence.
 
 Each folder in entry_fixtures/ is a small project named for the pattern it shows; its EXPECTED
-file lists every candidate as `selected|rejected PATH: words the reason must contain`. The
-decision set must match exactly (no extra candidate, none missing).
+file lists every candidate as `selected|guarded|rejected PATH: words the reason must contain`
+(`guarded`: selected, and also imported, so the transfer imports go under a `__name__` test).
+The decision set must match exactly (no extra candidate, none missing).
 """
 import ast
 import json
@@ -21,15 +22,20 @@ FIXTURES = Path(__file__).parent / "entry_fixtures"
 CASES = sorted(p for p in FIXTURES.iterdir() if (p / "EXPECTED").is_file())
 
 
-def _expected(case: Path) -> dict[str, tuple[bool, str]]:
-    out = {}
+def _expected(case: Path, guarded: bool = False) -> dict:
+    """{path: (selected, reason words)}, or with guarded=True {path: guarded} of the selected."""
+    out: dict = {}
     for line in (case / "EXPECTED").read_text().splitlines():
         if not line.strip():
             continue
         verdict, rest = line.split(" ", 1)
         path, reason = rest.split(": ", 1)
-        assert verdict in ("selected", "rejected"), line
-        out[path] = (verdict == "selected", reason.strip())
+        assert verdict in ("selected", "guarded", "rejected"), line
+        if guarded:
+            if verdict != "rejected":
+                out[path] = verdict == "guarded"
+        else:
+            out[path] = (verdict != "rejected", reason.strip())
     return out
 
 
@@ -54,6 +60,8 @@ def test_entry_point_decisions(case: Path):
         assert words in got[path][1], f"{path}: reason {got[path][1]!r} lacks {words!r}"
     assert all(e.selected for e in result.entry_points)
     assert not any(e.selected for e in result.rejected_entry_points)
+    assert {e.path: e.guarded for e in result.entry_points} == _expected(case, guarded=True)
+    assert not any(e.guarded for e in result.rejected_entry_points)
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda p: p.name)

@@ -131,6 +131,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
                        progress=(lambda done, total: progress("scanning", done, total)) if progress else None)
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
+    guarded_entries = {e.path for e in scan_result.entry_points if e.guarded}
     init_targets = _package_inits(base) if inject_init else set()
     result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
     build_configs = set(scan_result.build_configs)  # the scan's decision, so both agree on every file
@@ -140,7 +141,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     for f in scan_result.findings:
         by_path.setdefault(f.path, []).append(f)
     tasks = [_FileTask(rel, str(base / rel if root.is_dir() else root), rel in build_configs,
-                       rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())))
+                       rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())),
+                       guard_inject=rel in guarded_entries and rel not in init_targets)
              for rel in paths]
     if progress:
         progress("rewriting", 0, len(paths))
@@ -160,6 +162,7 @@ class _FileTask:
     build_config: bool  # the scan listed it as a build or CI config: never rewritten
     inject: bool  # an entry point (or a package __init__ with --inject-init)
     findings: tuple = ()  # the scan's findings in this file
+    guard_inject: bool = False  # an entry point other files import: inject only when run as a program
 
 
 _PARALLEL_MIN = 64  # below this many files a process pool costs more than it saves
@@ -219,7 +222,7 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
         return None, notes
     outcome = FileOutcome(rel, data)
     file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
-                        safe_only=opts.safe_only, inject=task.inject)
+                        safe_only=opts.safe_only, inject=task.inject, guard_inject=task.guard_inject)
     if job.kind == "python":
         text, problem = _decode(data)
         if text is None or problem:

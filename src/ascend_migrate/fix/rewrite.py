@@ -18,6 +18,8 @@ from ascend_migrate.scan.python_ast import NPU_HANDLED
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
+# `__mp_main__` is the name multiprocessing's spawn and forkserver workers give the main script.
+RUN_AS_PROGRAM = 'if __name__ in ("__main__", "__mp_main__"):  # run as a program; importing it needs no torch_npu'
 # TF Adapter initialisation at a TensorFlow entry point: TF 1.15 (npu_bridge) and TF 2.6.5 (npu_device).
 # npu_device must come before the other imports, or ops may be placed off the NPU.
 TF1_INIT = ("from npu_bridge.npu_init import *",)
@@ -65,6 +67,9 @@ class Options:
     annotate: bool = False
     safe_only: bool = False
     inject: bool = False  # put the transfer_to_npu imports in this file (entry point / package init)
+    # The entry point is imported by other files too: its imports go under a `__name__` test, so
+    # they run when it is started as a program (and in its spawned workers), never on import.
+    guard_inject: bool = False
 
 
 def version_tuple(v: str) -> tuple[int, ...]:
@@ -570,9 +575,14 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         has_npu, has_transfer = _has_transfer_imports(tree)
         if not has_transfer:
             pos = _insert_at_statement(tree, lines, _prologue_end(tree))
-            block = ("" if has_npu else TRANSFER_IMPORTS[0] + nl) + TRANSFER_IMPORTS[1] + nl
-            edits.append(Edit(pos, pos, block))
-            changes.append(Change(rel, pos.line, pos.line, "", "inject", "import torch_npu and transfer_to_npu at the entry point", "safe"))
+            imports = ([] if has_npu else [TRANSFER_IMPORTS[0]]) + [TRANSFER_IMPORTS[1]]
+            if opts.guard_inject:
+                imports = [RUN_AS_PROGRAM] + ["    " + line for line in imports]
+                what = "import torch_npu and transfer_to_npu when run as a program (other files import this one)"
+            else:
+                what = "import torch_npu and transfer_to_npu at the entry point"
+            edits.append(Edit(pos, pos, nl.join(imports) + nl))
+            changes.append(Change(rel, pos.line, pos.line, "", "inject", what, "safe"))
     if opts.annotate:
         # A line inside a multi-line rewrite is annotated above the line where that rewrite starts
         # (where the flagged code ends up once the rewrite joins the lines).

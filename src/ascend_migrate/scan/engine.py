@@ -760,7 +760,8 @@ def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Pa
     for d in decisions:
         res = results.get(d.path)
         point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
-                           d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected)
+                           d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected,
+                           d.guarded)
         (result.entry_points if d.selected else result.rejected_entry_points).append(point)
 
 

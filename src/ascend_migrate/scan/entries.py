@@ -416,6 +416,9 @@ class Decision:
     selected: bool
     has_transfer_import: bool = False
     imports_torch_npu: bool = False
+    # selected, but also imported (by files of the tree, or as a module of an installable package):
+    # the transfer imports go under a `__name__` test
+    guarded: bool = False
 
 
 @dataclass
@@ -720,14 +723,15 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
         users = g.imported_by.get(rel, set())
         runners = g.executed_by.get(rel, set())
 
-        def add(selected: bool, reason: str) -> None:
-            decisions.append(Decision(rel, line, kind, reason, selected, transfer, npu))
+        def add(selected: bool, reason: str, guarded: bool = False) -> None:
+            decisions.append(Decision(rel, line, kind, reason, selected, transfer, npu, guarded=guarded))
 
         if rel in refused:
             add(False, "excluded by --no-entry")
             continue
         if rel in forced:
-            add(True, "chosen by --entry" + (f" ({because})" if because else ""))
+            add(True, "chosen by --entry" + (f" ({because})" if because else ""),
+                guarded=bool(users or runners) and rel not in console)
             continue
         if rel not in files:
             continue
@@ -747,19 +751,23 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             add(False, f"a library: {' and '.join(who)}" + (f" (its own evidence: {because})" if because else ""))
             continue
         package = _installed_package(rel, files)
-        if package and not explicit and all(e[0] == "main-guard" or "#!" in e[2] for e in evidence):
-            add(False, f"a module of the installable package `{package}` (users import it; "
-                       f"its main block is a demo): {because}")
-            continue
+        demo = bool(package and not explicit and all(e[0] == "main-guard" or "#!" in e[2] for e in evidence))
         if rel not in torch:
             add(False, f"never reaches torch (no torch import, directly or through tree modules): {because}")
+            continue
+        if demo:
+            add(True, f"{because} (a module of the installable package `{package}`: users import it, so the "
+                      f"imports run only when it is started as a program)", guarded=True)
             continue
         also = []
         if users:
             also.append(f"also imported by {_names(users)}")
         if runners:
             also.append(f"also run by exec() in {_names(runners)}")
-        add(True, because + (f" ({'; '.join(also)})" if also else ""))
+        # A console script's module is imported by the generated wrapper (its `__name__` is never
+        # "__main__"), so its imports stay unconditional.
+        add(True, because + (f" ({'; '.join(also)})" if also else ""),
+            guarded=bool(users or runners) and rel not in console)
     decisions.sort(key=lambda d: (not d.selected, d.path))
     return decisions
 

@@ -1,0 +1,120 @@
+"""A script users run that other files also import gets the transfer imports under a `__name__`
+test: started as a program (and in its spawned workers) it loads transfer_to_npu; imported, it
+needs no torch_npu. Plain entry points keep the unconditional imports.
+
+The behaviour is checked by running the port with stand-in `torch` / `torch_npu` packages that
+record what was imported, so the test needs neither torch nor an NPU.
+"""
+import ast
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from ascend_migrate.cli import cli
+
+TREE = {
+    # launched by the README and imported by train.py: a script that is also a library
+    "evaluate.py": (
+        "import multiprocessing as mp\n"
+        "import sys\n"
+        "import torch\n"
+        "\n"
+        "\n"
+        "def score(model):\n"
+        "    return model.cuda()\n"
+        "\n"
+        "\n"
+        "def worker(path):\n"
+        "    with open(path, 'a') as fh:\n"
+        "        fh.write('worker ' + str('torch_npu.contrib.transfer_to_npu' in sys.modules) + '\\n')\n"
+        "\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    out = sys.argv[1]\n"
+        "    with open(out, 'a') as fh:\n"
+        "        fh.write('main ' + str('torch_npu.contrib.transfer_to_npu' in sys.modules) + '\\n')\n"
+        "    p = mp.get_context('spawn').Process(target=worker, args=(out,))\n"
+        "    p.start()\n"
+        "    p.join()\n"
+    ),
+    "train.py": (
+        "import torch\n"
+        "import evaluate\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    evaluate.score(torch.nn.Linear(2, 2).cuda())\n"
+    ),
+    "README.md": "Run:\n\n```sh\npython train.py\npython evaluate.py\n```\n",
+}
+
+STUBS = {
+    "torch/__init__.py": "",
+    "torch_npu/__init__.py": "",
+    "torch_npu/contrib/__init__.py": "",
+    "torch_npu/contrib/transfer_to_npu.py": "",
+}
+
+
+def _write(root: Path, files: dict) -> None:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def _port(tmp_path: Path) -> Path:
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, TREE)
+    res = CliRunner().invoke(cli, ["migrate", str(src), "--output", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    return out
+
+
+def _transfer_imports(tree: ast.Module) -> list[ast.ImportFrom]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module == "torch_npu.contrib"]
+
+
+def test_the_scan_marks_the_imported_entry_point(tmp_path):
+    _write(tmp_path, TREE)
+    res = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "--no-cache"])
+    data = json.loads(res.output)
+    assert {e["path"]: e["guarded"] for e in data["entry_points"]} == {"evaluate.py": True, "train.py": False}
+    assert "also imported by train.py" in next(e["reason"] for e in data["entry_points"] if e["path"] == "evaluate.py")
+
+
+def test_imports_go_under_a_name_test_only_where_others_import_the_file(tmp_path):
+    out = _port(tmp_path)
+    evaluate = ast.parse((out / "evaluate.py").read_text())
+    [guarded] = [s for s in evaluate.body if isinstance(s, ast.If) and _transfer_imports(s)]
+    assert ast.unparse(guarded.test) == "__name__ in ('__main__', '__mp_main__')"
+    assert len(_transfer_imports(evaluate)) == 1
+    train = ast.parse((out / "train.py").read_text())
+    assert [type(s).__name__ for s in train.body[:2]] == ["Import", "ImportFrom"]  # unconditional, first
+
+
+def test_run_as_a_program_and_in_spawned_workers_but_not_on_import(tmp_path):
+    out = _port(tmp_path)
+    stubs = tmp_path / "stubs"
+    _write(stubs, STUBS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stubs), str(out)])}
+    log = tmp_path / "log.txt"
+    subprocess.run([sys.executable, str(out / "evaluate.py"), str(log)], env=env, check=True, cwd=out, timeout=120)
+    assert log.read_text().splitlines() == ["main True", "worker True"]
+    probe = ("import sys, evaluate; print('torch_npu' in sys.modules, "
+             "'torch_npu.contrib.transfer_to_npu' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=out, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "False"]
+
+
+def test_a_second_migrate_changes_nothing(tmp_path):
+    out = _port(tmp_path)
+    changes = tmp_path / "again"
+    res = CliRunner().invoke(cli, ["migrate", str(out), "-q", "--changes", str(changes)])
+    assert res.exit_code == 0, res.output
+    data = json.loads((tmp_path / "again.json").read_text())
+    assert data["changes"] == []
