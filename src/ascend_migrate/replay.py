@@ -2,6 +2,8 @@
 
 On a fresh checkout of the unported project at TARGET:
 
+0. when TARGET lacks the validation entry file the port was validated with, put the stored
+   copy (as it was before migrating) in place;
 1. migrate in place with the flags recorded in SKILL_DIR/replay.json;
 2. apply SKILL_DIR/manual.patch (and copy SKILL_DIR/files/ for binary files);
 3. compare the tree with the recorded manifest: a different tree hash exits 1 and lists every
@@ -72,6 +74,17 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     if not target.is_dir():
         raise ReplayError(f"{target}: not a folder; check out the unported project there first")
     options = record["migrate"]["options"]
+    entry = record.get("entry") or {}
+    if entry.get("unported_file") and entry.get("path"):
+        dest = target / entry["path"]
+        if not dest.exists():
+            try:
+                stored = (skill_dir / entry["unported_file"]).read_bytes()
+            except OSError as exc:
+                raise ReplayError(f"{skill_dir / entry['unported_file']}: cannot read the stored entry: {exc}") from None
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(stored)
+            echo(f"0/4 added the validation entry {entry['path']} (TARGET had none)")
     echo(f"1/4 migrate: {record['migrate']['command']}")
     result = migrate(target, write=True, style=options.get("style") or "transfer",
                      min_torch=options.get("min_torch") or "2.6", annotate=bool(options.get("annotate")),

@@ -62,7 +62,8 @@ def test_generate_and_replay_reproduce_the_validated_tree(chain, home):
     replay = json.loads((skill_dir / "replay.json").read_text())
     assert replay["migrate"]["options"]["style"] == "agnostic"
     assert replay["tree"]["sha256"] == prov["tree"]["sha256"]
-    assert replay["entry"] == {"spec": "train.py:validation_entry", "file": "entry/train.py"}
+    assert replay["entry"] == {"spec": "train.py:validation_entry", "file": "entry/train.py", "path": "train.py",
+                               "unported_file": "entry/unported/train.py"}
     assert (skill_dir / "entry" / "train.py").read_bytes() == (ported / "train.py").read_bytes()
     assert provenance.file_sha256(skill_dir / replay["golden"]["file"]) == replay["golden"]["sha256"]
     assert replay["environment"]["pip_index"] == "https://repo.huaweicloud.com/repository/pypi/simple/"

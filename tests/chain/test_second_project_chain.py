@@ -75,7 +75,8 @@ def test_second_project_replays_to_the_validated_tree(chain, home):
     assert res.exit_code == 0, res.output
     skill_dir = home / ".kernelcat" / "skills" / "charlm-reverse"
     replay = json.loads((skill_dir / "replay.json").read_text())
-    assert replay["entry"] == {"spec": "validation_entry.py:train_steps", "file": "entry/validation_entry.py"}
+    assert replay["entry"] == {"spec": "validation_entry.py:train_steps", "file": "entry/validation_entry.py",
+                               "path": "validation_entry.py", "unported_file": "entry/unported/validation_entry.py"}
     assert replay["manual_patch"]["files"] == ["charlm/trainer.py"]
     assert replay["manual_patch"]["removed"] == 6 and replay["manual_patch"]["added"] == 0
     assert replay["golden"]["kind"] == "train" and replay["golden"]["steps"] == 4
@@ -127,3 +128,24 @@ def test_replay_script_wrapper_runs_from_a_checkout():
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "replay_model_skill.py"), "--help"],
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0 and "SKILL_DIR TARGET" in proc.stdout
+
+
+def test_replay_into_an_upstream_checkout_without_the_entry_file(chain, home):
+    """The upstream project has no validation entry: the replay puts the stored one (as written
+    before migrating) in place first, so migrate sees the validated tree's input."""
+    base, original, ported, golden = chain
+    res = am("skill", ported, "--model", "charlm-upstream", "--allow-cpu")
+    assert res.exit_code == 0, res.output
+    skill_dir = home / ".kernelcat" / "skills" / "charlm-upstream"
+    replay = json.loads((skill_dir / "replay.json").read_text())
+    assert replay["entry"]["unported_file"] == "entry/unported/validation_entry.py"
+    assert (skill_dir / "entry/unported/validation_entry.py").read_bytes() == \
+        (original / "validation_entry.py").read_bytes()
+    assert "entry/unported/validation_entry.py" in (skill_dir / "SKILL.md").read_text()
+    upstream = copy_project(original, base / "upstream")
+    (upstream / "validation_entry.py").unlink()
+    res = am("replay", skill_dir, upstream, "--device", "cpu")
+    assert res.exit_code == 0, res.output
+    assert "added the validation entry validation_entry.py" in res.output
+    assert provenance.tree_hash(upstream) == replay["tree"]["sha256"]
+    assert load_report(upstream)["verdict"] == "pass"

@@ -36,11 +36,47 @@ def _cache_dir(tmp_path, monkeypatch):
     monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
 
 
+def _drop_permission_override() -> None:
+    """In the child, before exec: take CAP_DAC_OVERRIDE and CAP_DAC_READ_SEARCH out of the
+    bounding set, so a root process obeys file modes as any other user does."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    for cap in (1, 2):  # CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH
+        if libc.prctl(24, cap, 0, 0, 0) != 0:  # PR_CAPBSET_DROP
+            raise OSError(ctypes.get_errno(), "prctl(PR_CAPBSET_DROP) failed")
+
+
+def _modes_bind_root() -> bool:
+    """Can a child of this (root) process be made to obey file modes? Probed, not assumed."""
+    import tempfile
+
+    if os.name != "posix" or not sys.platform.startswith("linux"):
+        return False
+    with tempfile.TemporaryDirectory() as folder:
+        os.chmod(folder, 0o555)
+        try:
+            probe = subprocess.run([sys.executable, "-c", f"open({os.path.join(folder, 'x')!r}, 'w')"],
+                                   preexec_fn=_drop_permission_override, capture_output=True, timeout=TIMEOUT)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        finally:
+            os.chmod(folder, 0o755)
+    return probe.returncode != 0 and b"PermissionError" in probe.stderr
+
+
+# Read-only trees are tested as a user the modes bind: any non-root user, or root without the
+# capabilities that override them (CI runs as root).
+MODES_BIND = not IS_ROOT or _modes_bind_root()
+modes_bind = pytest.mark.skipif(os.name != "posix" or not MODES_BIND,
+                                reason="file modes cannot be made to bind this process")
+
+
 def run(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1"}
     env.pop("ASCEND_MIGRATE_DEBUG", None)
     proc = subprocess.run([sys.executable, "-m", "ascend_migrate", *args], capture_output=True,
-                          timeout=timeout, env=env)
+                          timeout=timeout, env=env, preexec_fn=_drop_permission_override if IS_ROOT else None)
     proc.out = proc.stdout.decode("utf-8", "replace")  # type: ignore[attr-defined]
     proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
     assert "Traceback" not in proc.err and "Traceback" not in proc.out, proc.err
@@ -409,25 +445,25 @@ def test_a_failure_while_committing_restores_the_tree(tmp_path, monkeypatch):
     assert snapshot(src) == before  # the two files already renamed were put back, no temporaries
 
 
-@pytest.mark.skipif(IS_ROOT or os.name != "posix", reason="root ignores file permissions")
+@modes_bind
 def test_read_only_tree_write_fails_cleanly(tmp_path):
     src = write(tmp_path / "src", {"a.py": TRAIN, "sub/b.py": TRAIN})
     for path in (src / "sub", src):
         path.chmod(0o555)
     try:
-        before = snapshot(tmp_path)
+        before = outside(tmp_path)
         proc = run("migrate", str(src), "--write")
         assert proc.returncode == 2 and "error:" in proc.err and "nothing was written" in proc.err
-        assert snapshot(tmp_path) == before
+        assert outside(tmp_path) == before
         proc = run("validate", str(src))
         assert proc.returncode == 2 and "--report-dir" in proc.err
-        assert snapshot(tmp_path) == before
+        assert outside(tmp_path) == before
     finally:
         for path in (src, src / "sub"):
             path.chmod(0o755)
 
 
-@pytest.mark.skipif(IS_ROOT or os.name != "posix", reason="root ignores file permissions")
+@modes_bind
 def test_output_under_an_unwritable_parent_fails_cleanly(tmp_path):
     src = write(tmp_path / "src", {"a.py": TRAIN})
     locked = tmp_path / "locked"

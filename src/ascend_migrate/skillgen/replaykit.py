@@ -149,11 +149,16 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
         golden_file = f"golden/{gpath.name}"
         bundle.files[golden_file] = gpath.read_bytes()
     entry_spec = golden.get("entry") or (report.get("options") or {}).get("entry") or ""
-    entry_file = None
+    entry_file = unported_entry = None
     target = entry_spec.rpartition(":")[0]
     if target.endswith(".py") and (project / target).is_file():
         entry_file = f"entry/{target}"
         bundle.files[entry_file] = (project / target).read_bytes()
+        # An upstream checkout lacks the entry the port was validated with; the replay puts this
+        # copy (as written, before migrating) in place first, so migrate sees the same tree.
+        if (original / target).is_file():
+            unported_entry = f"entry/unported/{target}"
+            bundle.files[unported_entry] = (original / target).read_bytes()
     vopts = dict(report.get("options") or {})
     thresholds_file = None
     if vopts.get("thresholds_file"):
@@ -189,7 +194,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
                          "binary_files": [f"files/{r}" for r in diff.binary], "deleted_binary": diff.deleted_binary},
         "tree": {"algorithm": prov["tree"].get("algorithm"), "sha256": prov["tree"].get("sha256"),
                  "excluded": excluded, "manifest": prov["tree"].get("manifest")},
-        "entry": {"spec": entry_spec, "file": entry_file},
+        "entry": {"spec": entry_spec, "file": entry_file, "unported_file": unported_entry,
+                  "path": target if entry_file else None},
         "golden": {"sha256": golden.get("sha256"), "file": golden_file, "kind": golden.get("kind"),
                    "seed": golden.get("seed"), "steps": golden.get("steps"), "dtype": golden.get("dtype"),
                    "captured_on": golden.get("captured_on"), "capture_command": capture},
