@@ -523,7 +523,8 @@ def console_scripts(root: Path, py_files: set[str]) -> dict[str, set[str]]:
         if not data:
             continue
         text = data.decode("utf-8", "replace")
-        if "console_scripts" not in text and "[project.scripts]" not in text and "gui_scripts" not in text:
+        if not re.search(r"console_scripts|gui_scripts|^\s*\[project\.(gui-)?scripts\]|^\s*(gui-)?scripts\s*[.=]",
+                         text, re.M):
             continue
         for m in CONSOLE_SCRIPT.finditer(text):
             path = m.group(1).replace(".", "/")
@@ -668,6 +669,9 @@ def entry_analysis(orig: Path, out: Path, files: list[str], injected: list[str],
         if tree is not None:
             for r in code_evidence(tree):
                 evidence.setdefault(rel, set()).add(r)
+    for rel in py_files:
+        if rel.rsplit("/", 1)[-1] == "__main__.py":
+            evidence.setdefault(rel, set()).add("package __main__ (python -m)")
     for extra in (launch_mentions(orig, files, py_files), console_scripts(orig, py_files)):
         for rel, reasons in extra.items():
             evidence.setdefault(rel, set()).update(reasons)

@@ -237,3 +237,16 @@ def test_build_and_install_scripts_are_not_rewritten_as_launch_scripts(tmp_path)
     assert any(n.startswith("install_rocm.sh: a build, install or CI script") for n in changes["notes"])
     assert {c["file"] for c in changes["changes"] if c["operation"] != "manual"} >= {"run.sh", "train.py"}
     assert not any(c["file"] == "install_rocm.sh" and c["operation"] != "manual" for c in changes["changes"])
+
+
+@pytest.mark.parametrize("text", [
+    '[project.scripts]\nspeak = "talker.cli:main"\n',
+    '[project]\nname = "talker"\nscripts.speak = "talker.cli:main"\n',  # a dotted key in [project]
+    '[project]\nname = "talker"\ngui-scripts."speak-ui" = "talker.cli:main"\n',
+    '[project]\nscripts = { speak = "talker.cli:main" }\n',  # an inline table
+    'setup(entry_points={"console_scripts": ["speak = talker.cli:main"]})\n',
+])
+def test_console_scripts_in_every_spelling(text):
+    from ascend_migrate.scan.engine import _console_scripts
+
+    assert _console_scripts(text) == ["talker.cli"]

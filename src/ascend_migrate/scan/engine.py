@@ -387,11 +387,24 @@ def _apply_suppressions(result: FileResult, text: str) -> None:
 _SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
 
 
+# `scripts.NAME = "pkg.mod:func"` (a dotted key in [project]) and `scripts = { NAME = "..." }`
+_DOTTED_SCRIPT = re.compile(r"""^\s*(?:gui-)?scripts\s*\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
+_INLINE_SCRIPTS = re.compile(r"""^\s*(?:gui-)?scripts\s*=\s*\{([^}]*)\}""")
+
+
 def _console_scripts(text: str) -> list[str]:
     """Module names behind console_scripts / [project.scripts] / poetry scripts entries."""
     modules = []
     in_section = False
     for line in text.splitlines():
+        dotted = _DOTTED_SCRIPT.match(line)
+        if dotted:
+            modules.append(dotted.group(1))
+            continue
+        inline = _INLINE_SCRIPTS.match(line)
+        if inline:
+            modules.extend(m.group(1) for m in _SCRIPT_SPEC.finditer(inline.group(1)))
+            continue
         header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line)
         if header:
             in_section = True

@@ -416,8 +416,8 @@ class Decision:
     selected: bool
     has_transfer_import: bool = False
     imports_torch_npu: bool = False
-    # selected, but also imported (by files of the tree, or as a module of an installable package):
-    # the transfer imports go under a `__name__` test
+    # selected, but other files of the tree import it too: the transfer imports go under a
+    # `__name__` test
     guarded: bool = False
 
 
@@ -751,13 +751,14 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             add(False, f"a library: {' and '.join(who)}" + (f" (its own evidence: {because})" if because else ""))
             continue
         package = _installed_package(rel, files)
-        demo = bool(package and not explicit and all(e[0] == "main-guard" or "#!" in e[2] for e in evidence))
+        if package and not explicit and all(e[0] == "main-guard" or "#!" in e[2] for e in evidence):
+            # Demo blocks of package modules (a shape check on random input) are not how the package
+            # is used: a port of every such module would be noise (one package had 26 of them).
+            add(False, f"a module of the installable package `{package}` (users import it; "
+                       f"its main block is a demo): {because}")
+            continue
         if rel not in torch:
             add(False, f"never reaches torch (no torch import, directly or through tree modules): {because}")
-            continue
-        if demo:
-            add(True, f"{because} (a module of the installable package `{package}`: users import it, so the "
-                      f"imports run only when it is started as a program)", guarded=True)
             continue
         also = []
         if users:
