@@ -264,8 +264,60 @@ def test_transfer_imports_go_into_the_first_code_cell_only(tmp_path):
     assert cells[1] == "torch.cuda.synchronize()"
 
 
-def test_notebook_in_an_unusual_json_layout_is_reported_not_rewritten(tmp_path):
-    text = _notebook(["import torch\ntorch.cuda.synchronize()"], indent=3)
+def _hand_edited(text: str) -> str:
+    """One stored line re-indented by hand (one space more): no json.dumps call writes it."""
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if '"cell_type"' in line)
+    lines[at] = " " + lines[at]
+    return "\n".join(lines)
+
+
+def _outside_sources(text: str) -> str:
+    """The text with every `source` value blanked: what a layout-keeping rewrite may not touch."""
+    import re
+
+    return re.sub(r'"source": (\[[^\]]*\]|"(?:[^"\\]|\\.)*")', '"source": _', text)
+
+
+@pytest.mark.parametrize("dump", [{"indent": 1, "ensure_ascii": False}, {"indent": 3}, {"indent": 2, "sort_keys": True}],
+                         ids=["nbformat", "indent3", "sorted"])
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["lf", "crlf"])
+def test_a_notebook_in_a_hand_made_layout_gets_only_its_sources_replaced(tmp_path, dump, newline):
+    stored = _hand_edited(_notebook([["%pip install -q timm\n", "import torch\n", "print('héllo')\n"],
+                                     "torch.cuda.synchronize()\nx = torch.ones(2).cuda()",
+                                     ["# untouched\n", "y = 1"]], **dump)).replace("\n", newline)
+    root = _tree(tmp_path, {"nb.ipynb": stored.encode()})
+    for style in ("transfer", "agnostic"):
+        result = migrate(root, style=style, output=tmp_path / f"out-{style}")
+        assert not result.errors, result.errors
+        new = (tmp_path / f"out-{style}" / "nb.ipynb").read_bytes().decode()
+        assert _outside_sources(new) == _outside_sources(stored)  # every byte outside the sources kept
+        cells = [c["source"] for c in json.loads(new)["cells"]]
+        assert cells[2] == ["# untouched\n", "y = 1"]
+        if style == "transfer":
+            assert cells[0][:3] == ["%pip install -q timm\n", "import torch_npu\n",
+                                    "from torch_npu.contrib import transfer_to_npu\n"]
+        else:
+            assert "x = torch.ones(2).to(_device_type)" in cells[1]
+        assert migrate(tmp_path / f"out-{style}", style=style).diff() == ""  # a second run changes nothing
+
+
+def test_a_repeated_cells_key_edits_the_one_json_reads(tmp_path):
+    """Two `cells` keys: json.loads keeps the last, so that is the one the writer edits."""
+    body = _notebook(["import torch\ntorch.cuda.synchronize()"], indent=3)
+    text = body.replace('{\n   "cells"', '{\n   "cells": [{"cell_type": "code", "source": "x = 1"}],\n   "cells"', 1)
+    root = _tree(tmp_path, {"nb.ipynb": text})
+    result = migrate(root, style="agnostic", write=True)
+    assert not result.errors
+    new = (root / "nb.ipynb").read_text()
+    assert '"source": "x = 1"' in new  # the shadowed first list is left as it was
+    assert "torch.accelerator.synchronize()" in json.loads(new)["cells"][0]["source"]
+
+
+def test_a_notebook_whose_text_cannot_be_walked_is_reported_not_rewritten(tmp_path):
+    """A NaN literal loads in Python but is not JSON this writer walks: reported, not touched."""
+    text = _notebook(["import torch\ntorch.cuda.synchronize()"], indent=3).replace(
+        '"metadata": {}', '"metadata": {"score": NaN}', 1)
     root = _tree(tmp_path, {"nb.ipynb": text})
     result = migrate(root, style="agnostic", write=True)
     assert (root / "nb.ipynb").read_text() == text

@@ -8,15 +8,19 @@ the real cell text, so magics stay as they are; a cell whose edits would read di
 real text is listed instead. Cells under a cell magic that does not run Python in the notebook
 (`%%writefile`, `%%bash`) bind nothing and are not rewritten: their findings are listed.
 
-The notebook is written back in its own JSON layout (indent, key order, escaping); a layout
-this module cannot reproduce exactly is reported rather than rewritten into a noisy diff.
+The notebook is written back in its own JSON layout (indent, key order, escaping). When no
+`json.dumps` layout reproduces the file (a hand edit, another tool's writer), only the `source`
+values of the changed cells are replaced and every other byte is kept; the result must load to
+exactly the rewritten notebook, or the notebook is reported and left alone.
 """
 from __future__ import annotations
 
 import ast
 import json
+import re
 from dataclasses import replace
-from typing import Any, Optional
+from json.decoder import scanstring
+from typing import Any, Iterator, Optional
 
 from ascend_migrate.fix.rewrite import Change, Options, RewriteResult, apply_edits, rewrite_python
 from ascend_migrate.knowledge.base import KnowledgeBase
@@ -48,7 +52,8 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
     if not isinstance(cells, list):
         return RewriteResult(text, error="not a notebook: no 'cells' list")
     layout = _layout(nb, text)
-    if layout is None:
+    spans = _source_spans(text, len(cells)) if layout is None else None
+    if layout is None and spans is None:
         return RewriteResult(text, error="its JSON layout is not one this tool writes back byte for byte; "
                                          "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")
     changes: list[Change] = []
@@ -89,8 +94,134 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
             nb["cells"][number - 1]["source"] = cell_lines(new_source) if isinstance(cell.raw, list) else new_source
     if not changed:
         return RewriteResult(text, changes=changes, manual=manual)
-    tail = layout.pop("tail")
-    return RewriteResult(json.dumps(nb, **layout) + tail, changes=changes, manual=manual)
+    if layout is not None:
+        tail = layout.pop("tail")
+        return RewriteResult(json.dumps(nb, **layout) + tail, changes=changes, manual=manual)
+    new_text = _splice_sources(text, spans or [], [c.get("source") if isinstance(c, dict) else None for c in cells])
+    if new_text is None or json.loads(new_text) != nb:
+        return RewriteResult(text, error="its JSON layout is not one this tool writes back byte for byte; "
+                                         "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")
+    return RewriteResult(new_text, changes=changes, manual=manual)
+
+
+# --------------------------------------------------------------------------- hand-laid-out notebooks
+# A notebook no json.dumps call reproduces (edited by hand, or by a tool with its own layout) is
+# written by replacing only the `source` values of the cells that changed; every other byte stays.
+_WS = re.compile(r"[ \t\n\r]*")
+_SCALAR = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][-+]?\d+)?|true|false|null")
+
+
+class _Malformed(ValueError):
+    pass
+
+
+def _skip_ws(text: str, i: int) -> int:
+    return _WS.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _value_end(text: str, i: int) -> int:
+    """End offset of the JSON value that starts at offset i."""
+    ch = text[i:i + 1]
+    if ch == '"':
+        return scanstring(text, i + 1)[1]
+    if ch in "[{":
+        close = "]" if ch == "[" else "}"
+        i = _skip_ws(text, i + 1)
+        if text[i:i + 1] == close:
+            return i + 1
+        while True:
+            if ch == "{":
+                i = _skip_ws(text, _value_end(text, i))
+                if text[i:i + 1] != ":":
+                    raise _Malformed(i)
+                i = _skip_ws(text, i + 1)
+            i = _skip_ws(text, _value_end(text, i))
+            if text[i:i + 1] == close:
+                return i + 1
+            if text[i:i + 1] != ",":
+                raise _Malformed(i)
+            i = _skip_ws(text, i + 1)
+    m = _SCALAR.match(text, i)
+    if not m:
+        raise _Malformed(i)
+    return m.end()
+
+
+def _members(text: str, i: int) -> Iterator[tuple[str, int, int]]:
+    """(key, value start, value end) of the object that starts at offset i."""
+    i = _skip_ws(text, i + 1)
+    if text[i:i + 1] == "}":
+        return
+    while True:
+        key, i = scanstring(text, i + 1)
+        i = _skip_ws(text, i)
+        start = _skip_ws(text, i + 1)
+        end = _value_end(text, start)
+        yield key, start, end
+        i = _skip_ws(text, end)
+        if text[i:i + 1] != ",":
+            return
+        i = _skip_ws(text, i + 1)
+
+
+def _source_spans(text: str, count: int) -> Optional[list[Optional[tuple[int, int]]]]:
+    """Offsets of each cell's `source` value, or None when the text cannot be walked."""
+    try:
+        top = _skip_ws(text, 0)
+        if text[top:top + 1] != "{":
+            return None
+        spans: list[Optional[tuple[int, int]]] = []
+        for key, start, _end in _members(text, top):
+            if key != "cells" or text[start:start + 1] != "[":
+                continue
+            spans = []  # a repeated key: json.loads keeps the last one
+            i = _skip_ws(text, start + 1)
+            while text[i:i + 1] not in ("]", ""):
+                found = None
+                if text[i:i + 1] == "{":
+                    for cell_key, s0, s1 in _members(text, i):
+                        if cell_key == "source":
+                            found = (s0, s1)
+                spans.append(found)
+                i = _skip_ws(text, _value_end(text, i))
+                if text[i:i + 1] == ",":
+                    i = _skip_ws(text, i + 1)
+        return spans if len(spans) == count else None
+    except (_Malformed, ValueError, IndexError):
+        return None
+
+
+def _splice_sources(text: str, spans: list, sources: list) -> Optional[str]:
+    """`text` with each cell's source value re-written where it differs from what is stored."""
+    ascii_only = text.isascii()
+    newline = "\r\n" if "\r\n" in text else "\n"
+    out, at = [], 0
+    for span, source in zip(spans, sources):
+        if span is None or source is None:
+            continue
+        s0, s1 = span
+        if json.loads(text[s0:s1]) == source:
+            continue
+        if isinstance(source, str):
+            new = json.dumps(source, ensure_ascii=ascii_only)
+        elif not source:
+            new = "[]"
+        else:
+            old = text[s0:s1]
+            first = _skip_ws(old, 1)
+            gap, close_gap = old[1:first], old[len(old[:-1].rstrip()):-1]
+            items = [json.dumps(line, ensure_ascii=ascii_only) for line in source]
+            if "\n" in gap:  # one item per line, as stored
+                item_indent = gap[gap.rfind("\n") + 1:]
+                close_indent = close_gap[close_gap.rfind("\n") + 1:] if "\n" in close_gap else ""
+                new = "[" + newline + ("," + newline).join(item_indent + item for item in items) + newline \
+                      + close_indent + "]"
+            else:
+                new = "[" + gap + ", ".join(items) + close_gap + "]"
+        out += [text[at:s0], new]
+        at = s1
+    out.append(text[at:])
+    return "".join(out)
 
 
 def verify_notebook(kb: KnowledgeBase, rel: str, old_text: str, new_text: str, opts: Options, coverage=None) -> str:
