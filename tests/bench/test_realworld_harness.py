@@ -272,14 +272,21 @@ def test_output_is_stable_and_the_markdown_has_the_table(run_result):
     assert f"| {row['files']} ({row['python_files']}) |" in table_line
 
 
-def test_imported_module_also_launched_is_flagged(tmp_path):
-    files = {
-        "runner.py": "import torch\nimport trainer\ntrainer.go()\n",
-        "trainer.py": "import torch\ndef go():\n    pass\nif __name__ == '__main__':\n    go()\n",
-        "notes.md": "    python trainer.py\n    python runner.py\n",
-    }
+# a script users launch (notes.md) that another script of the tree also imports
+LAUNCHED_AND_IMPORTED = {
+    "runner.py": "import torch\nimport trainer\ntrainer.go()\n",
+    "trainer.py": "import torch\ndef go():\n    pass\nif __name__ == '__main__':\n    go()\n",
+    "notes.md": "    python trainer.py\n    python runner.py\n",
+}
+
+
+def _write(root, files):
     for rel, text in files.items():
-        (tmp_path / rel).write_text(text)
+        (root / rel).write_text(text)
+
+
+def test_imported_module_also_launched_is_flagged(tmp_path):
+    _write(tmp_path, LAUNCHED_AND_IMPORTED)
     ent = rw.entry_analysis(tmp_path, tmp_path, rw.walk_files(tmp_path), ["trainer.py"])
     assert ent["injected_imported"] == [{"file": "trainer.py", "imported_by": ["runner.py"], "importers": 1,
                                          "also_run_by_users": ["launched by notes.md"]}]
@@ -287,17 +294,11 @@ def test_imported_module_also_launched_is_flagged(tmp_path):
 
 
 def test_a_guarded_injection_into_an_imported_script_is_not_a_defect(tmp_path):
-    files = {
-        "runner.py": "import torch\nimport trainer\ntrainer.go()\n",
-        "trainer.py": "import torch\ndef go():\n    pass\nif __name__ == '__main__':\n    go()\n",
-        "notes.md": "    python trainer.py\n    python runner.py\n",
-    }
-    for rel, text in files.items():
-        (tmp_path / rel).write_text(text)
+    _write(tmp_path, LAUNCHED_AND_IMPORTED)
     guarded = ('if __name__ in ("__main__", "__mp_main__"):\n    import torch_npu\n'
                '    from torch_npu.contrib import transfer_to_npu\n').encode()
     plain = b"import torch_npu\nfrom torch_npu.contrib import transfer_to_npu\n"
-    body = files["trainer.py"].encode()
+    body = LAUNCHED_AND_IMPORTED["trainer.py"].encode()
     assert rw.has_injection(guarded + body, "trainer.py") == "guarded"
     assert rw.has_injection(plain + body, "trainer.py") == "plain"
     assert rw.has_injection(guarded + plain + body, "trainer.py") == "plain"  # one unguarded import is enough
