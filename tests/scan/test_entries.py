@@ -158,7 +158,40 @@ def test_module_level_evidence(src, what):
     "for name in ('a', 'b'):\n    globals()[name] = name.upper()\n",
 ])
 def test_library_code_is_not_evidence(src):
-    assert _facts(src).evidence == ()
+    assert [e for e in _facts(src).evidence if e[0] != "main-cli"] == []
+
+
+@pytest.mark.parametrize("src, cli", [
+    ("if __name__ == '__main__':\n    args = parser.parse_args()\n", True),
+    ("import sys\nif __name__ == '__main__':\n    run(sys.argv[1])\n", True),
+    ("def main():\n    args = build().parse_args()\n\nif __name__ == '__main__':\n    main()\n", True),
+    ("import fire\ndef go(n=1):\n    pass\nif __name__ == '__main__':\n    fire.Fire(go)\n", True),
+    ("import tyro\nif __name__ == '__main__':\n    cfg = tyro.cli(Config)\n", True),
+    # a demo: a shape check on random input
+    ("import torch\nif __name__ == '__main__':\n    m = Net()\n    print(m(torch.randn(1, 3)).shape)\n", False),
+    ("def main():\n    print(1)\n\nif __name__ == '__main__':\n    main()\n", False),
+])
+def test_a_main_block_that_reads_the_command_line_is_a_tool_not_a_demo(src, cli):
+    assert any(e[0] == "main-cli" for e in _facts(src).evidence) == cli
+
+
+def test_a_package_module_with_a_command_line_main_is_an_entry_point_with_guarded_imports(tmp_path):
+    files = {
+        "pyproject.toml": '[project]\nname = "convkit"\n',
+        "convkit/__init__.py": "",
+        "convkit/export.py": "import argparse\nimport torch\n\ndef main():\n    p = argparse.ArgumentParser()\n"
+                             "    p.add_argument('--ckpt')\n    a = p.parse_args()\n    torch.load(a.ckpt).cuda()\n\n"
+                             "if __name__ == '__main__':\n    main()\n",
+        "convkit/layers.py": "import torch\n\nif __name__ == '__main__':\n    print(torch.randn(2).cuda().shape)\n",
+    }
+    for rel, text in files.items():
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text(text)
+    result = scan(tmp_path, use_cache=False)
+    assert [(e.path, e.guarded) for e in result.entry_points] == [("convkit/export.py", True)]
+    assert "parses command-line arguments" in result.entry_points[0].reason
+    assert [e.path for e in result.rejected_entry_points] == ["convkit/layers.py"]
+    assert "demo" in result.rejected_entry_points[0].reason
 
 
 def test_torch_is_reached_through_torch_based_packages():

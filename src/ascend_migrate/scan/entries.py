@@ -254,9 +254,38 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
                         note("runs a file with exec(open(...)) at module level", node.lineno)
             elif _is_sys_argv(node):
                 note("reads sys.argv at module level", node.lineno)
+    if guard:
+        cli_line = _main_block_cli(tree, guard)
+        if cli_line:
+            evidence.append(("main-cli", cli_line, f"its main block parses command-line arguments (line {cli_line})"))
     if text.startswith("#!") and _SHEBANG.match(text.split("\n", 1)[0]):
         evidence.append(("module-code", 1, "a #! python line"))
     return EntryFacts(tuple(imports), torch, guard, tuple(evidence), tuple(execs), (), notebook, transfer, npu)
+
+
+_CLI_CALLS = {"parse_args", "parse_known_args", "parse_args_into_dataclasses", "Fire", "CLI"}
+
+
+def _main_block_cli(tree: ast.Module, guard_line: int) -> int:
+    """Line where the main block (or a function of this module it calls) reads the command line:
+    a command-line tool, not a demo. 0 when it does not."""
+    guard = next(s for s in tree.body if is_main_guard(s) and s.lineno == guard_line)
+    functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    todo: list[ast.AST] = [guard]
+    seen: set[str] = set()
+    while todo:
+        for node in ast.walk(todo.pop()):
+            if _is_sys_argv(node):
+                return node.lineno  # type: ignore[attr-defined]
+            if not isinstance(node, ast.Call):
+                continue
+            name = _call_name(node)
+            if name in _CLI_CALLS or (name == "cli" and isinstance(node.func, ast.Attribute)):  # tyro.cli
+                return node.lineno
+            if isinstance(node.func, ast.Name) and name in functions and name not in seen:
+                seen.add(name)
+                todo.append(functions[name])
+    return 0
 
 
 def notebook_facts(cells: Iterable[tuple[Optional[ast.Module], str]]) -> EntryFacts:
@@ -416,8 +445,8 @@ class Decision:
     selected: bool
     has_transfer_import: bool = False
     imports_torch_npu: bool = False
-    # selected, but other files of the tree import it too: the transfer imports go under a
-    # `__name__` test
+    # selected, but other files of the tree import it too (or it is a module of an installable
+    # package): the transfer imports go under a `__name__` test
     guarded: bool = False
 
 
@@ -765,10 +794,12 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             also.append(f"also imported by {_names(users)}")
         if runners:
             also.append(f"also run by exec() in {_names(runners)}")
-        # A console script's module is imported by the generated wrapper (its `__name__` is never
-        # "__main__"), so its imports stay unconditional.
+        # Imported by other files, or a module of an installable package (its users import it):
+        # the imports run only when it is started as a program. A console script's module is
+        # imported by the generated wrapper (its `__name__` is never "__main__"), so its imports
+        # stay unconditional.
         add(True, because + (f" ({'; '.join(also)})" if also else ""),
-            guarded=bool(users or runners) and rel not in console)
+            guarded=bool(users or runners or package) and rel not in console and not (f and f.notebook))
     decisions.sort(key=lambda d: (not d.selected, d.path))
     return decisions
 
