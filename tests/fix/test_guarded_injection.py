@@ -118,3 +118,49 @@ def test_a_second_migrate_changes_nothing(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads((tmp_path / "again.json").read_text())
     assert data["changes"] == []
+
+
+def _entries(tmp_path: Path, files: dict) -> dict:
+    _write(tmp_path, files)
+    res = CliRunner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "--no-cache"])
+    return {e["path"]: e for e in json.loads(res.output)["entry_points"]}
+
+
+LAUNCHED = "import torch\n\ndef build():\n    return torch.nn.Linear(2, 2).cuda()\n\nif __name__ == '__main__':\n    build()\n"
+
+
+def test_an_importer_that_is_not_an_entry_point_keeps_the_imports_unconditional(tmp_path):
+    """A test or a validation entry imports the script and runs its CUDA calls: without the
+    imports at import time they would run unpatched, so nothing is guarded."""
+    got = _entries(tmp_path, {
+        "train.py": LAUNCHED,
+        "validation_entry.py": "from train import build\n\ndef validation_entry():\n    return build(), ()\n",
+        "tests/test_train.py": "from train import build\n\ndef test_build():\n    build()\n",
+        "README.md": "```sh\npython train.py\n```\n",
+    })
+    assert got["train.py"]["guarded"] is False
+    assert "imports unconditional: tests/test_train.py, validation_entry.py import it" in got["train.py"]["reason"]
+
+
+def test_a_script_a_package_main_imports_keeps_the_imports_unconditional(tmp_path):
+    """`python -m pkg` runs pkg/__main__.py; spawn workers do not re-run a package __main__, so
+    a guard in the module it imports would be false there."""
+    got = _entries(tmp_path, {
+        "pyproject.toml": '[project]\nname = "pkg"\n',
+        "pkg/__init__.py": "",
+        "pkg/__main__.py": "from pkg.train import main\nmain()\n",
+        "pkg/train.py": "import argparse\nimport torch\n\ndef main():\n    argparse.ArgumentParser().parse_args()\n"
+                        "    torch.ones(1).cuda()\n\nif __name__ == '__main__':\n    main()\n",
+        "README.md": "```sh\npython -m pkg\npython -m pkg.train --help\n```\n",
+    })
+    assert got["pkg/__main__.py"]["guarded"] is False
+    assert got["pkg/train.py"]["guarded"] is False
+    assert "pkg/__main__.py import it" in got["pkg/train.py"]["reason"]
+
+
+def test_a_package_init_chosen_as_an_entry_point_is_never_guarded(tmp_path):
+    got = _entries(tmp_path, {
+        "pyproject.toml": '[project]\nname = "pkg"\n',
+        "pkg/__init__.py": "import torch\n\ndef setup():\n    torch.zeros(1).cuda()\n\nsetup()\n",
+    })
+    assert got["pkg/__init__.py"]["guarded"] is False

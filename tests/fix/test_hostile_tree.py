@@ -76,7 +76,8 @@ def run(*args: str, timeout: float = TIMEOUT) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "NO_COLOR": "1"}
     env.pop("ASCEND_MIGRATE_DEBUG", None)
     proc = subprocess.run([sys.executable, "-m", "ascend_migrate", *args], capture_output=True,
-                          timeout=timeout, env=env, preexec_fn=_drop_permission_override if IS_ROOT else None)
+                          timeout=timeout, env=env,
+                          preexec_fn=_drop_permission_override if IS_ROOT and MODES_BIND else None)
     proc.out = proc.stdout.decode("utf-8", "replace")  # type: ignore[attr-defined]
     proc.err = proc.stderr.decode("utf-8", "replace")  # type: ignore[attr-defined]
     assert "Traceback" not in proc.err and "Traceback" not in proc.out, proc.err

@@ -114,7 +114,8 @@ def test_entry_and_no_entry_overrule_the_evidence(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert [(e["path"], e["reason"]) for e in data["entry_points"]] == [
-        ("textkit/vocab.py", 'chosen by --entry (`if __name__ == "__main__"` block at line 13)')]
+        ("textkit/vocab.py", 'chosen by --entry (`if __name__ == "__main__"` block at line 13); imports '
+                             'unconditional: textkit/__init__.py, textkit/embed.py import it and get none of their own')]
     assert [(e["path"], e["reason"]) for e in data["rejected_entry_points"]] == [
         ("try_embedder.py", "excluded by --no-entry")]
     out = _migrate(root, "--entry", "textkit/vocab.py", "--no-entry", "try_embedder.py")
@@ -167,8 +168,16 @@ def test_library_code_is_not_evidence(src):
     ("def main():\n    args = build().parse_args()\n\nif __name__ == '__main__':\n    main()\n", True),
     ("import fire\ndef go(n=1):\n    pass\nif __name__ == '__main__':\n    fire.Fire(go)\n", True),
     ("import tyro\nif __name__ == '__main__':\n    cfg = tyro.cli(Config)\n", True),
-    # a demo: a shape check on random input
+    ("import typer\ndef go(n: int = 1):\n    pass\nif __name__ == '__main__':\n    typer.run(go)\n", True),
+    ("from absl import app\ndef main(argv):\n    pass\nif __name__ == '__main__':\n    app.run(main)\n", True),
+    ("import click\n@click.command()\ndef serve():\n    pass\nif __name__ == '__main__':\n    serve()\n", True),
+    ("import hydra\n@hydra.main(config_path='conf')\ndef train(cfg):\n    pass\n"
+     "if __name__ == '__main__':\n    train()\n", True),
+    ("from lightning.pytorch.cli import LightningCLI\nif __name__ == '__main__':\n    LightningCLI(Model)\n", True),
+    # a demo: a shape check on random input, or arguments parsed from a fixed list
     ("import torch\nif __name__ == '__main__':\n    m = Net()\n    print(m(torch.randn(1, 3)).shape)\n", False),
+    ("if __name__ == '__main__':\n    args = parser.parse_args([])\n    demo(args)\n", False),
+    ("if __name__ == '__main__':\n    trainer.run()\n", False),
     ("def main():\n    print(1)\n\nif __name__ == '__main__':\n    main()\n", False),
 ])
 def test_a_main_block_that_reads_the_command_line_is_a_tool_not_a_demo(src, cli):
@@ -278,6 +287,8 @@ def test_build_and_install_scripts_are_not_rewritten_as_launch_scripts(tmp_path)
     '[project]\nname = "talker"\ngui-scripts."speak-ui" = "talker.cli:main"\n',
     '[project]\nscripts = { speak = "talker.cli:main" }\n',  # an inline table
     'setup(entry_points={"console_scripts": ["speak = talker.cli:main"]})\n',
+    'project.scripts.speak = "talker.cli:main"\n',  # a dotted key at the top level
+    '[tool.flit.scripts]\nspeak = "talker.cli:main"\n',
 ])
 def test_console_scripts_in_every_spelling(text):
     from ascend_migrate.scan.engine import _console_scripts

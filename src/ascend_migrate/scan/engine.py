@@ -388,8 +388,9 @@ _SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:
 
 
 # `scripts.NAME = "pkg.mod:func"` (a dotted key in [project]) and `scripts = { NAME = "..." }`
-_DOTTED_SCRIPT = re.compile(r"""^\s*(?:gui-)?scripts\s*\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
-_INLINE_SCRIPTS = re.compile(r"""^\s*(?:gui-)?scripts\s*=\s*\{([^}]*)\}""")
+_DOTTED_SCRIPT = re.compile(
+    r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
+_INLINE_SCRIPTS = re.compile(r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*=\s*\{([^}]*)\}""")
 
 
 def _console_scripts(text: str) -> list[str]:
@@ -405,7 +406,8 @@ def _console_scripts(text: str) -> list[str]:
         if inline:
             modules.extend(m.group(1) for m in _SCRIPT_SPEC.finditer(inline.group(1)))
             continue
-        header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]", line)
+        header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]"
+                           r"|\[tool\.flit\.scripts\]", line)
         if header:
             in_section = True
             line = line[header.end():]  # setup.py often lists the scripts on the same line

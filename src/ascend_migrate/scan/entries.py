@@ -263,12 +263,36 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
     return EntryFacts(tuple(imports), torch, guard, tuple(evidence), tuple(execs), (), notebook, transfer, npu)
 
 
-_CLI_CALLS = {"parse_args", "parse_known_args", "parse_args_into_dataclasses", "Fire", "CLI"}
+_CLI_CALLS = {"parse_args", "parse_known_args", "parse_args_into_dataclasses", "Fire", "CLI", "LightningCLI",
+              "docopt"}
+_CLI_RUNNERS = {"typer", "app"}  # typer.run(main), absl's app.run(main)
+_CLI_DECORATORS = {"command", "group", "main"}  # click.command / click.group, hydra.main
+
+
+def _reads_command_line(call: ast.Call) -> bool:
+    name = _call_name(call)
+    if name in ("parse_args", "parse_known_args") and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+        return False  # parses a fixed list, as demos and tests do
+    if name in _CLI_CALLS:
+        return True
+    receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
+    return (isinstance(receiver, ast.Name)
+            and ((name == "cli" and receiver.id == "tyro") or (name == "run" and receiver.id in _CLI_RUNNERS)))
+
+
+def _is_cli_function(fn: ast.AST) -> bool:
+    """A function made a command-line entry by its decorator (click, hydra)."""
+    for dec in getattr(fn, "decorator_list", ()):
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        if isinstance(target, ast.Attribute) and target.attr in _CLI_DECORATORS:
+            return True
+    return False
 
 
 def _main_block_cli(tree: ast.Module, guard_line: int) -> int:
-    """Line where the main block (or a function of this module it calls) reads the command line:
-    a command-line tool, not a demo. 0 when it does not."""
+    """Line where the main block (or a function of this module it calls) reads the command line
+    (argparse, sys.argv, fire, tyro, typer, absl, jsonargparse, LightningCLI, docopt, or a click /
+    hydra decorated function): a command-line tool, not a demo. 0 when it does not."""
     guard = next(s for s in tree.body if is_main_guard(s) and s.lineno == guard_line)
     functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo: list[ast.AST] = [guard]
@@ -280,9 +304,11 @@ def _main_block_cli(tree: ast.Module, guard_line: int) -> int:
             if not isinstance(node, ast.Call):
                 continue
             name = _call_name(node)
-            if name in _CLI_CALLS or (name == "cli" and isinstance(node.func, ast.Attribute)):  # tyro.cli
+            if _reads_command_line(node):
                 return node.lineno
             if isinstance(node.func, ast.Name) and name in functions and name not in seen:
+                if _is_cli_function(functions[name]):
+                    return node.lineno
                 seen.add(name)
                 todo.append(functions[name])
     return 0
@@ -795,13 +821,33 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
         if runners:
             also.append(f"also run by exec() in {_names(runners)}")
         # Imported by other files, or a module of an installable package (its users import it):
-        # the imports run only when it is started as a program. A console script's module is
-        # imported by the generated wrapper (its `__name__` is never "__main__"), so its imports
-        # stay unconditional.
-        add(True, because + (f" ({'; '.join(also)})" if also else ""),
-            guarded=bool(users or runners or package) and rel not in console and not (f and f.notebook))
+        # a candidate for imports that run only when it is started as a program. Never a console
+        # script's module (the generated wrapper imports it: its `__name__` is never "__main__"),
+        # a package __init__ (always run under the package's name) or a notebook.
+        candidate = (bool(users or runners or package) and rel not in console and not (f and f.notebook)
+                     and posixpath.basename(rel) != "__init__.py")
+        add(True, because + (f" ({'; '.join(also)})" if also else ""), guarded=candidate)
+    _settle_guards(decisions, g)
     decisions.sort(key=lambda d: (not d.selected, d.path))
     return decisions
+
+
+def _settle_guards(decisions: list[Decision], g: _Graph) -> None:
+    """Guard an entry point's imports only where that provably loses nothing: every file of the
+    tree that imports (or exec's) it is itself an entry point that gets the imports, so whatever
+    imports it has loaded transfer_to_npu already. A test, a validation entry or a library among
+    its importers would run the port's CUDA calls without it, and so would the spawned workers
+    of a `python -m pkg` program (multiprocessing does not re-run a package __main__ in them):
+    those keep the imports unconditional, and the reason says why."""
+    entries = {d.path for d in decisions if d.selected}
+    for d in decisions:
+        if not (d.selected and d.guarded):
+            continue
+        importers = g.imported_by.get(d.path, set()) | g.executed_by.get(d.path, set())
+        losing = sorted(i for i in importers if i not in entries or posixpath.basename(i) == "__main__.py")
+        if losing:
+            d.guarded = False
+            d.reason += f"; imports unconditional: {_names(set(losing))} import it and get none of their own"
 
 
 def _norm(path: str) -> str:
