@@ -19,8 +19,9 @@ class EntryPoint:
     imports_torch_npu: bool
     reason: str = ""  # the evidence behind the decision, for the user to check or overrule
     selected: bool = True  # False: a candidate that was rejected (a library, no torch, a build script, ...)
-    # Other files of the tree import it too, or it is a module of an installable package: the
-    # migrator puts its imports under a `__name__` test, so importing it needs no torch_npu.
+    # Other files of the tree import it too (each of them an entry point with its own imports),
+    # or it is a module of an installable package: the migrator puts its imports under a
+    # `__name__` test, so importing it needs no torch_npu.
     guarded: bool = False
 
 
