@@ -162,7 +162,7 @@ class _FileTask:
     build_config: bool  # the scan listed it as a build or CI config: never rewritten
     inject: bool  # an entry point (or a package __init__ with --inject-init)
     findings: tuple = ()  # the scan's findings in this file
-    guard_inject: bool = False  # an entry point other files import: inject only when run as a program
+    guard_inject: bool = False  # EntryPoint.guarded: inject only when run as a program
 
 
 _PARALLEL_MIN = 64  # below this many files a process pool costs more than it saves

@@ -28,6 +28,8 @@ from ascend_migrate.scan.engine import Job, analyse_python_text
 from ascend_migrate.scan.python_ast import PythonAnalyzer
 from ascend_migrate.scan.text_scanners import cell_lines, cell_magic, mask_magics, notebook_code_cells
 
+_LAYOUT_ERROR = ("its JSON layout is not one this tool writes back byte for byte; "
+                 "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")
 _LAYOUTS = [(indent, sort_keys, ascii_only) for indent in (1, 2, 4, None)
             for sort_keys in (True, False) for ascii_only in (False, True)]
 
@@ -54,8 +56,7 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
     layout = _layout(nb, text)
     spans = _source_spans(text, len(cells)) if layout is None else None
     if layout is None and spans is None:
-        return RewriteResult(text, error="its JSON layout is not one this tool writes back byte for byte; "
-                                         "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")
+        return RewriteResult(text, error=_LAYOUT_ERROR)
     changes: list[Change] = []
     manual: list[Change] = []
     names: dict[str, Optional[str]] = {}  # module-level bindings of the cells so far
@@ -98,9 +99,8 @@ def rewrite_notebook(kb: KnowledgeBase, rel: str, text: str, opts: Options, cove
         tail = layout.pop("tail")
         return RewriteResult(json.dumps(nb, **layout) + tail, changes=changes, manual=manual)
     new_text = _splice_sources(text, spans or [], [c.get("source") if isinstance(c, dict) else None for c in cells])
-    if new_text is None or json.loads(new_text) != nb:
-        return RewriteResult(text, error="its JSON layout is not one this tool writes back byte for byte; "
-                                         "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")
+    if json.loads(new_text) != nb:
+        return RewriteResult(text, error=_LAYOUT_ERROR)
     return RewriteResult(new_text, changes=changes, manual=manual)
 
 
@@ -191,7 +191,7 @@ def _source_spans(text: str, count: int) -> Optional[list[Optional[tuple[int, in
         return None
 
 
-def _splice_sources(text: str, spans: list, sources: list) -> Optional[str]:
+def _splice_sources(text: str, spans: list, sources: list) -> str:
     """`text` with each cell's source value re-written where it differs from what is stored."""
     ascii_only = text.isascii()
     newline = "\r\n" if "\r\n" in text else "\n"

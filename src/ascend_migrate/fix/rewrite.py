@@ -67,8 +67,8 @@ class Options:
     annotate: bool = False
     safe_only: bool = False
     inject: bool = False  # put the transfer_to_npu imports in this file (entry point / package init)
-    # The entry point is imported by other files too: its imports go under a `__name__` test, so
-    # they run when it is started as a program (and in its spawned workers), never on import.
+    # The entry point is also imported (see EntryPoint.guarded): its imports go under a `__name__`
+    # test, so they run when it is started as a program (and in its spawned workers), not on import.
     guard_inject: bool = False
 
 
@@ -578,7 +578,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             imports = ([] if has_npu else [TRANSFER_IMPORTS[0]]) + [TRANSFER_IMPORTS[1]]
             if opts.guard_inject:
                 imports = [RUN_AS_PROGRAM] + ["    " + line for line in imports]
-                what = "import torch_npu and transfer_to_npu when run as a program (other files import this one)"
+                what = "import torch_npu and transfer_to_npu when run as a program (importing it loads neither)"
             else:
                 what = "import torch_npu and transfer_to_npu at the entry point"
             edits.append(Edit(pos, pos, nl.join(imports) + nl))

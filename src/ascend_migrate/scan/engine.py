@@ -387,10 +387,11 @@ def _apply_suppressions(result: FileResult, text: str) -> None:
 _SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
 
 
-# `scripts.NAME = "pkg.mod:func"` (a dotted key in [project]) and `scripts = { NAME = "..." }`
-_DOTTED_SCRIPT = re.compile(
-    r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
-_INLINE_SCRIPTS = re.compile(r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*=\s*\{([^}]*)\}""")
+# `scripts.NAME = "pkg.mod:func"` (a dotted key in [project], or `project.scripts.NAME` at the
+# top level) and `scripts = { NAME = "..." }`
+_SCRIPTS_KEY = r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*"""
+_DOTTED_SCRIPT = re.compile(_SCRIPTS_KEY + r"""\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
+_INLINE_SCRIPTS = re.compile(_SCRIPTS_KEY + r"""=\s*\{([^}]*)\}""")
 
 
 def _console_scripts(text: str) -> list[str]:

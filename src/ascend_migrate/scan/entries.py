@@ -199,8 +199,9 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
     transfer = any(r.level == 0 and (r.module == "torch_npu.contrib.transfer_to_npu"
                                      or (r.module == "torch_npu.contrib" and "transfer_to_npu" in r.names))
                    for r in imports)
-    guard = next((s.lineno for s in tree.body if is_main_guard(s)), 0)
-    local_functions = {s.name for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    guard_stmt = next((s for s in tree.body if is_main_guard(s)), None)
+    guard = guard_stmt.lineno if guard_stmt is not None else 0
+    functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     evidence: list[tuple[str, int, str]] = []
     execs: list[tuple[int, str]] = []
     seen: set[str] = set()
@@ -236,7 +237,7 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
                     break
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             name = _call_name(stmt.value)
-            if isinstance(stmt.value.func, ast.Name) and name in local_functions and not name.startswith("_"):
+            if isinstance(stmt.value.func, ast.Name) and name in functions and not name.startswith("_"):
                 note(f"calls {name}() at module level", stmt.lineno)
             elif name == "Fire":
                 note("fire.Fire(...) at module level", stmt.lineno)
@@ -254,8 +255,8 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
                         note("runs a file with exec(open(...)) at module level", node.lineno)
             elif _is_sys_argv(node):
                 note("reads sys.argv at module level", node.lineno)
-    if guard:
-        cli_line = _main_block_cli(tree, guard)
+    if guard_stmt is not None:
+        cli_line = _main_block_cli(guard_stmt, functions)
         if cli_line:
             evidence.append(("main-cli", cli_line, f"its main block parses command-line arguments (line {cli_line})"))
     if text.startswith("#!") and _SHEBANG.match(text.split("\n", 1)[0]):
@@ -289,12 +290,10 @@ def _is_cli_function(fn: ast.AST) -> bool:
     return False
 
 
-def _main_block_cli(tree: ast.Module, guard_line: int) -> int:
+def _main_block_cli(guard: ast.If, functions: Mapping[str, ast.AST]) -> int:
     """Line where the main block (or a function of this module it calls) reads the command line
     (argparse, sys.argv, fire, tyro, typer, absl, jsonargparse, LightningCLI, docopt, or a click /
     hydra decorated function): a command-line tool, not a demo. 0 when it does not."""
-    guard = next(s for s in tree.body if is_main_guard(s) and s.lineno == guard_line)
-    functions = {s.name: s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))}
     todo: list[ast.AST] = [guard]
     seen: set[str] = set()
     while todo:
@@ -777,6 +776,10 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
         because = "; ".join(e[2] if e[0] != "module-code" else f"{e[2]} (line {e[1]})" for e in evidence[:4])
         users = g.imported_by.get(rel, set())
         runners = g.executed_by.get(rel, set())
+        # Imports under a `__name__` test can run only where the file itself is started: never in
+        # a console script's module (the generated wrapper imports it, so its `__name__` is never
+        # "__main__"), a package __init__ (always run under the package's name) or a notebook.
+        guardable = rel not in console and not (f and f.notebook) and posixpath.basename(rel) != "__init__.py"
 
         def add(selected: bool, reason: str, guarded: bool = False) -> None:
             decisions.append(Decision(rel, line, kind, reason, selected, transfer, npu, guarded=guarded))
@@ -786,7 +789,7 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             continue
         if rel in forced:
             add(True, "chosen by --entry" + (f" ({because})" if because else ""),
-                guarded=bool(users or runners) and rel not in console)
+                guarded=bool(users or runners) and guardable)
             continue
         if rel not in files:
             continue
@@ -821,12 +824,9 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
         if runners:
             also.append(f"also run by exec() in {_names(runners)}")
         # Imported by other files, or a module of an installable package (its users import it):
-        # a candidate for imports that run only when it is started as a program. Never a console
-        # script's module (the generated wrapper imports it: its `__name__` is never "__main__"),
-        # a package __init__ (always run under the package's name) or a notebook.
-        candidate = (bool(users or runners or package) and rel not in console and not (f and f.notebook)
-                     and posixpath.basename(rel) != "__init__.py")
-        add(True, because + (f" ({'; '.join(also)})" if also else ""), guarded=candidate)
+        # a candidate for imports that run only when it is started as a program (settled below).
+        add(True, because + (f" ({'; '.join(also)})" if also else ""),
+            guarded=bool(users or runners or package) and guardable)
     _settle_guards(decisions, g)
     decisions.sort(key=lambda d: (not d.selected, d.path))
     return decisions
