@@ -1,14 +1,20 @@
 # Two entry points for a fresh machine: `make demo` and `make test`.
 PYTHON ?= python3
-VENV ?= .venv
+# What make creates (virtual environments, test downloads and builds, byte-code) lives outside
+# the checkout, so the checkout stays a plain plugin folder: Claude Code installs a local folder by
+# copying all of it. One folder per checkout, keyed by its path; `make clean` removes it.
+DEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ascend-migrate-dev/$(notdir $(CURDIR))-$(firstword $(shell printf '%s' '$(CURDIR)' | cksum))
+VENV ?= $(DEV_DIR)/venv
+export ASCEND_MIGRATE_TEST_CACHE ?= $(DEV_DIR)/test-cache
+export PYTHONPYCACHEPREFIX ?= $(DEV_DIR)/pycache
 BIN := $(VENV)/bin
 EXAMPLE ?= examples/cifar_trainer
 
 # The oldest supported Python: the core and its tests (no torch wheel exists for it).
 PYTHON_OLDEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.9*/bin/python) $(shell command -v python3.9 2>/dev/null))
-OLDEST_VENV ?= .venv-oldest
+OLDEST_VENV ?= $(DEV_DIR)/venv-oldest
 
-.PHONY: demo test test-oldest references bench clean
+.PHONY: demo test test-oldest references skill-tools bench where clean
 
 # The demo needs only the core (no torch); the tests need the test extras, torch included.
 $(BIN)/.installed-core: pyproject.toml
@@ -27,7 +33,7 @@ demo: $(BIN)/.installed-core
 
 ## Run the whole test suite, then again on the oldest supported Python.
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q -o cache_dir=$(DEV_DIR)/pytest-cache
 	$(MAKE) test-oldest
 
 $(OLDEST_VENV)/.installed: pyproject.toml
@@ -50,9 +56,23 @@ endif
 references: $(BIN)/.installed
 	$(BIN)/ascend-migrate docs --write
 
+## Rebuild the toolkit wheel each skill carries in skills/<skill>/tools/ (a skill copied alone
+## installs the tool from it). Built from a clean copy of the sources with a fixed timestamp, so
+## unchanged sources give the same bytes; tests/plugin/test_skill_tools.py checks it is current.
+WHEEL_BUILD := $(DEV_DIR)/skill-wheel
+skill-tools: $(BIN)/.installed
+	rm -rf $(WHEEL_BUILD) && mkdir -p $(WHEEL_BUILD)/src $(WHEEL_BUILD)/out
+	tar -c --exclude=__pycache__ --exclude='*.egg-info' pyproject.toml README.md LICENSE src | tar -x -C $(WHEEL_BUILD)/src
+	SOURCE_DATE_EPOCH=315532800 $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_BUILD)/out $(WHEEL_BUILD)/src
+	for skill in skills/*/; do rm -rf $$skill/tools && mkdir -p $$skill/tools && cp $(WHEEL_BUILD)/out/*.whl $$skill/tools/; done
+
 ## Scan throughput against ripgrep (see bench/README.md).
 bench: $(BIN)/.installed
 	$(BIN)/python bench/bench_scan.py
 
+## Where make keeps its virtual environments and caches for this checkout.
+where:
+	@echo $(DEV_DIR)
+
 clean:
-	rm -rf $(VENV) $(OLDEST_VENV) .ascend-migrate-cache .pytest_cache
+	rm -rf $(DEV_DIR) .ascend-migrate-cache .pytest_cache .hypothesis

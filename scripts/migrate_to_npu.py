@@ -1,9 +1,18 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = [
+#     "pyyaml>=5.4",
+#     "jinja2>=3.0",
+#     "click>=8.0",
+#     "markdown-it-py>=2.0",
+#     "tomli>=1.1; python_version < '3.11'",
+# ]
+# ///
 """Rewrite a CUDA project for Ascend (same as `ascend-migrate migrate`); runs from a checkout."""
-import sys
-from pathlib import Path
+from _bootstrap import require_dependencies
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "src"))
+require_dependencies(__file__)
 
 from ascend_migrate.fix.cli import migrate_command  # noqa: E402
 

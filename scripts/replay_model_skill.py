@@ -1,16 +1,23 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = [
+#     "pyyaml>=5.4",
+#     "jinja2>=3.0",
+#     "click>=8.0",
+#     "markdown-it-py>=2.0",
+#     "tomli>=1.1; python_version < '3.11'",
+# ]
+# ///
 """Reproduce a validated port from its model skill on a fresh checkout.
 
 Same as `ascend-migrate replay SKILL_DIR TARGET [--device DEV]`; runs from a source checkout or
 the installed plugin without installing the package. Exit codes: 0 reproduced (and validated
 with --device), 1 the tree or the validation differs, 2 unusable input.
 """
-import os
-import sys
+from _bootstrap import require_dependencies
 
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
-if os.path.isdir(_SRC):
-    sys.path.insert(0, os.path.abspath(_SRC))
+require_dependencies(__file__)
 
 from ascend_migrate.replay import replay_command  # noqa: E402
 

@@ -1,4 +1,14 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = [
+#     "pyyaml>=5.4",
+#     "jinja2>=3.0",
+#     "click>=8.0",
+#     "markdown-it-py>=2.0",
+#     "tomli>=1.1; python_version < '3.11'",
+# ]
+# ///
 """Validate a port from a checkout, without installing the package.
 
     python scripts/run_validation.py PATH [--device npu:0] [--golden golden.pt] ...
@@ -7,10 +17,9 @@
 
 Same options and exit codes as `ascend-migrate validate` (0 pass, 1 fail, 2 usage error).
 """
-import os
-import sys
+from _bootstrap import require_dependencies
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+require_dependencies(__file__)
 
 from ascend_migrate.validate.cli import validate_command  # noqa: E402
 

@@ -1,11 +1,18 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = [
+#     "pyyaml>=5.4",
+#     "jinja2>=3.0",
+#     "click>=8.0",
+#     "markdown-it-py>=2.0",
+#     "tomli>=1.1; python_version < '3.11'",
+# ]
+# ///
 """Runnable from a checkout without installing: same as `ascend-migrate env`."""
-import os
-import sys
+from _bootstrap import require_dependencies
 
-_SRC = os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "src")
-if os.path.isdir(_SRC):
-    sys.path.insert(0, os.path.abspath(_SRC))
+require_dependencies(__file__)
 
 from ascend_migrate.envsetup.cli import env_command  # noqa: E402
 

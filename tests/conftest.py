@@ -8,6 +8,8 @@ cannot be imported; everywhere else they run.
 from __future__ import annotations
 
 import importlib.util
+import os
+from pathlib import Path
 
 import pytest
 
@@ -16,6 +18,16 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_torch: runs torch (skipped where torch is not installed)")
+    cache = os.environ.get("ASCEND_MIGRATE_TEST_CACHE", "").strip()
+    if cache:
+        # Under make, hypothesis keeps its example database with the other test caches,
+        # outside the checkout (a local plugin install copies the checkout as it is).
+        from hypothesis import settings
+        from hypothesis.database import DirectoryBasedExampleDatabase
+
+        settings.register_profile("outside-checkout",
+                                  database=DirectoryBasedExampleDatabase(str(Path(cache) / "hypothesis")))
+        settings.load_profile("outside-checkout")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_gates import unavailable
+from ci_gates import cache_dir, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "2.13.0"
@@ -26,12 +26,12 @@ def _unavailable(reason: str):
 @pytest.fixture(scope="session")
 def torch_npu_venv() -> Path:
     key = f"torch-npu-{TORCH_NPU}-torch-{TORCH}-py{sys.version_info[0]}.{sys.version_info[1]}"
-    cache = REPO / ".test-cache"
+    cache = cache_dir()
     venv = cache / key
     python = venv / "bin" / "python"
     if (venv / ".complete").is_file() and python.exists():
         return python
-    cache.mkdir(exist_ok=True)
+    cache.mkdir(parents=True, exist_ok=True)
     staging = venv  # built in place: venv scripts hard-code their own path
     shutil.rmtree(staging, ignore_errors=True)
     try:

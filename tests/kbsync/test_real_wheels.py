@@ -15,14 +15,14 @@ import tempfile
 from pathlib import Path
 
 import pytest
-from ci_gates import unavailable
+from ci_gates import cache_dir, unavailable
 from click.testing import CliRunner
 
 from ascend_migrate.knowledge.coverage import available_versions, load_coverage
 from ascend_migrate.knowledge.sync_cli import kb_group
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".test-cache" / "wheels"
+CACHE = cache_dir() / "wheels"
 DOWNLOADED = ("2.13.0",)
 
 

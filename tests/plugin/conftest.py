@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_gates import unavailable
+from ci_gates import cache_dir, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
 CLAUDE_CODE_VERSION = "2.1.328"
-CLAUDE_CACHE = REPO / ".test-cache" / "claude-code"
+CLAUDE_CACHE = cache_dir() / "claude-code"
 
 
 @pytest.fixture(scope="session")

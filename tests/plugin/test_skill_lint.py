@@ -12,13 +12,8 @@ from ascend_migrate.skillgen.lint import lint_skill_dir, lint_skill_text, split_
 
 REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
-# Every script a shipped skill runs. Some are written by other areas of the toolkit; all must
-# exist before release, so a missing one fails here.
-EXPECTED_SCRIPTS = {
-    "check_npu_basics.py", "scan_cuda_apis.py", "migrate_to_npu.py", "run_validation.py",
-    "diagnose_npu_error.py", "setup_npu_env.py", "generate_model_skill.py", "replay_model_skill.py",
-}
-SCRIPT_RE = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/scripts/([A-Za-z0-9_.-]+\.py)")
+# The one install step every shipped skill starts with: the toolkit wheel it carries.
+WHEEL = "tools/ascend_migrate-{version}-py3-none-any.whl"
 
 
 def skill_text(name: str) -> str:
@@ -50,13 +45,42 @@ def test_length_is_lean(name):
     assert 60 <= lines < 500
 
 
-def test_scripts_referenced_by_skills_exist():
-    referenced = set()
-    for name in SKILLS:
-        referenced |= set(SCRIPT_RE.findall(skill_text(name)))
-    assert referenced == EXPECTED_SCRIPTS, referenced ^ EXPECTED_SCRIPTS
-    missing = sorted(s for s in referenced if not (REPO / "scripts" / s).is_file())
-    assert not missing, f"scripts referenced by skills but missing from scripts/: {missing}"
+@pytest.mark.parametrize("name", SKILLS)
+def test_skill_runs_only_what_travels_with_it(name):
+    """No shipped skill reaches outside its folder for tools: `${CLAUDE_PLUGIN_ROOT}` is gone
+    (a skill copied alone has no plugin root), and the tool comes from the skill's own wheel,
+    installed into a virtual environment, never into the system Python."""
+    from ascend_migrate import __version__
+
+    text = skill_text(name)
+    assert "CLAUDE_PLUGIN_ROOT" not in text
+    wheel = WHEEL.format(version=__version__)
+    install = f'-m pip install "${{CLAUDE_SKILL_DIR}}/{wheel}"'
+    assert install in text
+    assert (REPO / "skills" / name / wheel).is_file()
+    assert "python3 -m venv" in text.split(install)[0]
+
+
+@pytest.mark.parametrize("name", SKILLS)
+def test_skill_lints_clean_as_a_standalone_folder(name, tmp_path):
+    """The same lints with the skill copied alone: nothing may point into the plugin."""
+    import shutil
+
+    copy = tmp_path / name
+    shutil.copytree(REPO / "skills" / name, copy)
+    issues = lint_skill_dir(copy, root=copy, plugin_root=None)
+    assert not issues, "\n".join(map(str, issues))
+
+
+def test_reference_docs_use_no_substitution_variables():
+    """Claude Code fills `${CLAUDE_PLUGIN_ROOT}` and `${CLAUDE_SKILL_DIR}` in SKILL.md bodies
+    only; in a reference file an agent reads them literally and the command fails."""
+    offenders = []
+    for doc in sorted([*(REPO / "references").glob("*.md"), *(REPO / "skills").glob("*/references/*.md")]):
+        for number, line in enumerate(doc.read_text(encoding="utf-8").splitlines(), 1):
+            if "${CLAUDE_PLUGIN_ROOT}" in line or "${CLAUDE_SKILL_DIR}" in line:
+                offenders.append(f"{doc.relative_to(REPO)}:{number}")
+    assert not offenders, offenders
 
 
 def test_python_blocks_exist_and_compile():
@@ -162,6 +186,8 @@ def test_lint_accepts_good_skill():
         (lambda t: t.replace("(ref.md)", "(Ref.md)"), "does not exist"),
         (lambda t: t.replace("(ref.md)", "(/etc/passwd)"), "absolute"),
         (lambda t: t.replace("scripts/tool.py", "scripts/missing.py"), "does not exist in the plugin"),
+        (lambda t: t + "Install `${CLAUDE_SKILL_DIR}/tools/gone.whl`.\n", "does not exist in the skill folder"),
+        (lambda t: t + "Install `${CLAUDE_SKILL_DIR}/../ref.md`.\n", "does not exist in the skill folder"),
         (lambda t: t.replace('print("ok")', 'print("ok"'), "does not compile"),
         (lambda t: t + "line\n" * 500, "under 500"),
         (lambda t: t.split("---\n", 2)[2], "no YAML frontmatter"),

@@ -15,12 +15,12 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from ci_gates import unavailable
+from ci_gates import cache_dir, unavailable
 
 from ascend_migrate.report import sarif
 
 REPO = Path(__file__).resolve().parents[2]
-CACHE = REPO / ".test-cache" / "sarif-schema"
+CACHE = cache_dir() / "sarif-schema"
 PACKAGE = "@microsoft/jest-sarif@1.0.0-beta.0"
 MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
 

@@ -26,6 +26,7 @@ ALLOWED_FIELDS = {"name", "description", "license", "compatibility", "metadata",
 RESERVED_WORDS = ("claude", "anthropic")
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 PLUGIN_REF_RE = re.compile(r"\$\{CLAUDE_PLUGIN_ROOT\}/([A-Za-z0-9_.\-/]+)")
+SKILL_REF_RE = re.compile(r"\$\{CLAUDE_SKILL_DIR\}/([A-Za-z0-9_.\-/]+)")
 PYTHON_INFOS = {"python", "py", "python3"}
 
 
@@ -133,6 +134,11 @@ def lint_skill_text(
                         add(line, problem)
 
     for number, raw in enumerate(text.splitlines(), start=1):
+        for match in SKILL_REF_RE.finditer(raw):
+            # Files the skill's commands use must travel with the skill folder.
+            rel = match.group(1).rstrip(".")
+            if ".." in rel.split("/") or not link_exists(rel):
+                add(number, f"${{CLAUDE_SKILL_DIR}}/{rel} does not exist in the skill folder")
         for match in PLUGIN_REF_RE.finditer(raw):
             rel = match.group(1).rstrip(".")
             if plugin_path_exists is None:
