@@ -1,4 +1,8 @@
 #!/usr/bin/env python3
+# /// script
+# requires-python = ">=3.9"
+# dependencies = []
+# ///
 """Draw the plugin's listing icon (.claude-plugin/icon.png) with the standard library only.
 
 The plugin directory wants a square PNG of 512-2048 px. Drawing it from code keeps the
