@@ -14,12 +14,19 @@ def place(model: nn.Module, device: str) -> nn.Module:
     return model
 
 
+def batch_to(batch: torch.Tensor, device: str) -> torch.Tensor:
+    if device == "npu":
+        return batch.to("npu")
+    else:
+        return batch.to("cuda:0")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="npu")
     args = parser.parse_args()
     model = place(nn.Linear(4, 2), args.device)
-    print(model(torch.zeros(1, 4, device=args.device)).sum().item())
+    print(model(batch_to(torch.zeros(1, 4), args.device)).sum().item())
 
 
 if __name__ == "__main__":
