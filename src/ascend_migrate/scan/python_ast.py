@@ -310,7 +310,8 @@ class PythonAnalyzer(FastVisitor):
             for name in rule.match.get("methods", ()):
                 self._method_rules[name] = rule
         self._package_by_import = {imp: pkg for pkg in kb.packages for imp in pkg.imports}
-        self._nccl_names = {name: rule for rule in kb.rules_of_kind("nccl") for name in rule.match.get("names", ())}
+        # names that are the string "nccl" (torch.distributed.Backend.NCCL)
+        self._nccl_names = frozenset(name for rule in kb.rules_of_kind("nccl") for name in rule.match.get("names", ()))
         self._version_rules = {name: rule for rule in kb.rules_of_kind("cuda-version") for name in rule.match["names"]}
         self._private_rule = next(iter(kb.rules_of_kind("cuda-private")), None)
         self._swallowed_rule = next(iter(kb.rules_of_kind("guarded-capability")), None)
@@ -759,8 +760,7 @@ class PythonAnalyzer(FastVisitor):
         return False
 
     def _report_qualname(self, node: ast.AST, qual: str) -> bool:
-        nccl_rule = self._nccl_names.get(qual)
-        if nccl_rule is not None:  # dist.Backend.NCCL is the string "nccl"
+        if qual in self._nccl_names:  # dist.Backend.NCCL is the string "nccl"
             self._report_nccl(node, "nccl", self.seg(node))
             return True
         version_rule = self._version_rules.get(qual)
