@@ -61,11 +61,28 @@ def test_every_rule_has_docs_and_examples():
             assert getattr(rule, field).strip(), f"{rule.id}.{field}"
 
 
+def test_what_an_npu_branch_makes_harmless_follows_the_rule_data():
+    """Errors no style fixes automatically stay errors inside a branch for npu; what a rewrite or
+    transfer_to_npu handles becomes information there; an explicit `npu_branch` wins."""
+    kb = load_knowledge()
+    effect = {rid: rule.npu_branch_effect for rid, rule in kb.rules.items()}
+    for rid in ("DS003", "EX002", "EX003", "PK002", "CU002", "CU107"):
+        assert effect[rid] == "keep", rid
+    for rid in ("CU001", "DV001", "DV004", "CU101", "PR002", "NV001"):
+        assert effect[rid] == "info", rid
+    nccl = kb.rule("DS001")
+    assert (nccl.severity, nccl.npu_branch, effect["DS001"]) == ("warning", "keep", "keep")  # set in the YAML
+    derived = {rid for rid, rule in kb.rules.items() if not rule.npu_branch and effect[rid] == "keep"}
+    assert all(kb.rules[rid].severity == "error" for rid in derived)
+    assert all(kb.rules[rid].fix_kind(style) not in ("safe", "unsafe") for rid in derived for style in ("transfer", "agnostic"))
+
+
 @pytest.mark.parametrize("mutation,key", [
     (lambda t: t.replace("severity: info", "severity: loud", 1), "severity"),
     (lambda t: t.replace("    effort: none\n", "", 1), "effort"),
     (lambda t: t.replace("  - id: CU001", "  - id: cu1", 1), "id"),
     (lambda t: t + "  - [unclosed\n", "line"),
+    (lambda t: t.replace("    effort: none\n", "    effort: none\n    npu_branch: maybe\n", 1), "npu_branch"),
 ])
 def test_malformed_rule_file_gives_one_clear_error(tmp_path, mutation, key):
     data = tmp_path / "knowledge"

@@ -24,6 +24,10 @@ SEVERITIES = ("info", "warning", "error")
 TRANSFER = ("auto", "partial", "none")
 FIX_KINDS = ("safe", "unsafe", "manual", "none")
 EFFORTS = ("none", "low", "medium", "high")
+# What a finding of the rule becomes inside code that branches for npu: "info" when the branch
+# makes it harmless, "keep" when it is broken on NPU whatever branch it sits in. Left out, it is
+# derived: an error that no migration style fixes automatically is kept (see Rule.npu_branch_effect).
+NPU_BRANCH = ("info", "keep")
 STYLES = ("transfer", "agnostic")
 MATCH_KINDS = (
     "cuda-table", "qualname", "call-attribute", "keyword", "dynamic", "device-string",
@@ -47,6 +51,7 @@ RULE_FIELDS = (
     Field("agnostic_min_torch", required=False, default=""),
     Field("fix", types=(dict,)),
     Field("effort", choices=EFFORTS),
+    Field("npu_branch", required=False, default="", choices=("", *NPU_BRANCH)),
     Field("match", types=(dict,)),
     Field("message"),
     Field("why"),
@@ -100,6 +105,7 @@ class Rule:
     agnostic_min_torch: str
     fix: dict  # style -> fix kind
     effort: str
+    npu_branch: str  # "info" | "keep" | "" (derived, see npu_branch_effect)
     match: dict
     message: str
     why: str
@@ -110,6 +116,20 @@ class Rule:
 
     def fix_kind(self, style: str) -> str:
         return self.fix.get(style, "manual")
+
+    @property
+    def npu_branch_effect(self) -> str:
+        """What a finding becomes inside code that branches for npu: "info" or "keep".
+
+        A branch test that mentions npu proves only that someone thought about npu, not that
+        this code stays off the NPU (`device in ("cuda", "npu")` runs it there). So only what a
+        branch can make harmless is downgraded; an error no style fixes automatically
+        (DataParallel, CUDA extensions, CUDA-only packages) keeps its severity everywhere.
+        """
+        if self.npu_branch:
+            return self.npu_branch
+        automatic = any(self.fix_kind(style) in ("safe", "unsafe") for style in STYLES)
+        return "keep" if self.severity == "error" and not automatic else "info"
 
     def help_uri(self) -> str:
         return f"references/rules.md#{self.id.lower()}"

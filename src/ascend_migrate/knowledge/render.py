@@ -5,6 +5,9 @@ from ascend_migrate.knowledge.base import KnowledgeBase, Rule, load_knowledge
 
 _TRANSFER_WORDS = {"auto": "handled automatically", "partial": "mapped, but behaves differently",
                    "none": "not handled"}
+# How a finding of the rule is reported inside code that branches for npu (Rule.npu_branch_effect).
+_NPU_BRANCH_WORDS = {"info": "info, once per branch (the branch makes it harmless)",
+                     "keep": "as anywhere else (broken on NPU whatever branch it sits in)"}
 
 
 def explain_text(rule: Rule, kb: KnowledgeBase) -> str:
@@ -17,6 +20,7 @@ def explain_text(rule: Rule, kb: KnowledgeBase) -> str:
     if rule.agnostic:
         lines.append(f"device-agnostic: {rule.agnostic}" + (f" (torch >= {rule.agnostic_min_torch})" if rule.agnostic_min_torch else ""))
     lines += [f"fix:             transfer {rule.fix_kind('transfer')}, agnostic {rule.fix_kind('agnostic')}",
+              f"in an npu branch: {_NPU_BRANCH_WORDS[rule.npu_branch_effect]}",
               "", "Why", "  " + rule.why.strip(), "", "How to fix", "  " + rule.how.strip(), "",
               "Before", _indent(rule.before), "After", _indent(rule.after)]
     names = sorted(q for q, e in kb.cuda_names.items() if e.rule == rule.id)
@@ -44,6 +48,7 @@ def render_rules_reference() -> str:
                 f"transfer_to_npu: {_TRANSFER_WORDS[r.transfer]}. NPU: {r.npu}."]
         if r.agnostic:
             out.append(f"Device-agnostic: {r.agnostic}" + (f" (torch >= {r.agnostic_min_torch})." if r.agnostic_min_torch else "."))
+        out.append(f"Inside code that branches for npu: reported {_NPU_BRANCH_WORDS[r.npu_branch_effect]}.")
         out += ["", f"Message: {r.message.replace('{', '').replace('}', '')}", "", "**Why.** " + r.why.strip(), "",
                 "**How to fix.** " + r.how.strip(), "", "Before:", "", "```python", r.before.rstrip(), "```", "",
                 "After:", "", "```python", r.after.rstrip(), "```"]

@@ -46,7 +46,10 @@ NOT_A_DEVICE_NOTE = (" (`{receiver}` is not evidently the running device: if it 
                      " as data; check this test by hand)")  # message and fix-description suffix
 STORED_LOCATION_NOTE = (" (a map_location's `loc` is where the checkpoint saved the tensor, not the running device:"
                         " not rewritten; decide by hand how the saved CUDA locations load here)")
-NPU_HANDLED = " (already handled: this code branches for npu; further CUDA uses in the branch are not listed)"  # message suffix; such findings get no fix
+# Message suffix of a finding that a branch for npu makes harmless; such findings get no fix.
+# What is broken on NPU whatever branch it sits in (Rule.npu_branch_effect == "keep") never gets it.
+NPU_HANDLED = (" (already handled: this code branches for npu; further CUDA uses in the branch that"
+               " it makes harmless are not listed)")
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
@@ -307,6 +310,8 @@ class PythonAnalyzer(FastVisitor):
             for name in rule.match.get("methods", ()):
                 self._method_rules[name] = rule
         self._package_by_import = {imp: pkg for pkg in kb.packages for imp in pkg.imports}
+        # names that are the string "nccl" (torch.distributed.Backend.NCCL)
+        self._nccl_names = frozenset(name for rule in kb.rules_of_kind("nccl") for name in rule.match.get("names", ()))
         self._version_rules = {name: rule for rule in kb.rules_of_kind("cuda-version") for name in rule.match["names"]}
         self._private_rule = next(iter(kb.rules_of_kind("cuda-private")), None)
         self._swallowed_rule = next(iter(kb.rules_of_kind("guarded-capability")), None)
@@ -413,8 +418,10 @@ class PythonAnalyzer(FastVisitor):
         fixes = tuple(fixes)
         if self._npu_table_depth:
             return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
-        if self._npu_depth:
+        if self._npu_depth and rule.npu_branch_effect == "info":
             # Reported once per branch, as information: the code already has its npu path.
+            # What no branch makes harmless is reported as anywhere else, and does not use up
+            # the branch's one finding.
             branch = id(self._npu_nodes[0]) if self._npu_nodes else 0
             if branch in self._npu_reported:
                 return
@@ -601,18 +608,46 @@ class PythonAnalyzer(FastVisitor):
         return False
 
     def _mentions_npu(self, node: ast.AST) -> bool:
-        for sub in ast.walk(node.test if isinstance(node, ast.IfExp) else node):
-            if isinstance(sub, ast.Attribute) and sub.attr in ("npu", "is_npu"):
-                return True
-            if isinstance(sub, ast.Name) and sub.id in ("torch_npu", "is_npu", "npu"):
-                return True
-            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and "npu" in sub.value.lower():
-                return True
+        """Does this test (or conditional expression) separate npu from other devices?
+
+        Only that is evidence of a person's npu path. A choice list naming cuda and npu alike
+        (`device in ("cuda", "npu")`, `startswith(("cuda", "npu"))`) and the device argument of
+        an AMP object (`torch.amp.GradScaler("npu")`) run the same code on NPU as on CUDA; they
+        are also what the transfer-style rewrite writes, so a re-scan of migrated code never
+        takes the migrator's own edits for an npu branch.
+        """
+        test = node.test if isinstance(node, ast.IfExp) else node
+        if self._npu_evidence(test, names=True):
+            return True
         if isinstance(node, ast.IfExp):
-            return any(
-                isinstance(s, ast.Constant) and isinstance(s.value, str) and s.value.startswith("npu")
-                for branch in (node.body, node.orelse) for s in ast.walk(branch)
-            )
+            return self._npu_evidence(node.body, names=False) or self._npu_evidence(node.orelse, names=False)
+        return False
+
+    def _npu_evidence(self, root: ast.AST, names: bool) -> bool:
+        """npu named in `root` other than beside cuda or as an AMP device argument.
+
+        `names`: in a test, `x.npu`, `is_npu` and `torch_npu` count and an npu string may sit
+        anywhere in a string; in the arms of a conditional expression only a string that starts
+        with npu (the value chosen) counts.
+        """
+        same_as_cuda: set[int] = set()  # npu strings that do not separate npu from cuda
+        for sub in ast.walk(root):  # breadth first: a collection or call comes before its items
+            if isinstance(sub, ast.Constant):
+                if isinstance(sub.value, str) and id(sub) not in same_as_cuda and (
+                        "npu" in sub.value.lower() if names else sub.value.startswith("npu")):
+                    return True
+            elif isinstance(sub, (ast.Tuple, ast.List, ast.Set)):
+                if any(_is_str(e) and e.value.startswith("cuda") for e in sub.elts):  # type: ignore[attr-defined]
+                    same_as_cuda.update(id(e) for e in sub.elts)
+            elif isinstance(sub, ast.Call):
+                if sub.args and _is_str(sub.args[0]) and self.qualname(sub.func) in AMP_DEVICE_CALLS:
+                    same_as_cuda.add(id(sub.args[0]))
+            elif names and isinstance(sub, ast.Attribute):
+                if sub.attr in ("npu", "is_npu"):
+                    return True
+            elif names and isinstance(sub, ast.Name):
+                if sub.id in ("torch_npu", "is_npu", "npu"):
+                    return True
         return False
 
     # ----------------------------------------------------------------- imports
@@ -725,6 +760,9 @@ class PythonAnalyzer(FastVisitor):
         return False
 
     def _report_qualname(self, node: ast.AST, qual: str) -> bool:
+        if qual in self._nccl_names:  # dist.Backend.NCCL is the string "nccl"
+            self._report_nccl(node, "nccl", self.seg(node))
+            return True
         version_rule = self._version_rules.get(qual)
         if version_rule is not None:
             self._report_cuda_version(version_rule, node, qual)
@@ -1453,7 +1491,9 @@ class PythonAnalyzer(FastVisitor):
             return False
         return isinstance(call, ast.Call) and self.qualname(call.func) in AMP_DEVICE_CALLS
 
-    def _report_nccl(self, node: ast.Constant, value: str) -> None:
+    def _report_nccl(self, node: ast.AST, value: str, symbol: str = "") -> None:
+        """A string naming nccl (`value`), or an expression that is one (`dist.Backend.NCCL`);
+        as the backend argument of a process-group call the agnostic style derives it instead."""
         rule = self.kb.rule("DS001")
         fixes = []
         parent = self.parent(node)
@@ -1469,7 +1509,7 @@ class PythonAnalyzer(FastVisitor):
             fixes.append(self._fix("agnostic", rule, [self._replace(node, text)],
                                    "derive the backend from the device (torch >= 2.6)",
                                    requires=("torch", "device_type", "torch>=2.6")))
-        self.report(rule, node, value, fixes=fixes, confidence="high" if is_backend_arg else "medium")
+        self.report(rule, node, symbol or value, fixes=fixes, confidence="high" if is_backend_arg else "medium")
 
     def visit_keyword(self, node: ast.keyword) -> None:
         for rule in self.kb.rules_of_kind("keyword-value"):

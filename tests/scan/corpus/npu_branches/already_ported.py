@@ -1,4 +1,5 @@
-"""Code that already branches for npu: one info finding per branch, never an error."""
+"""Code that already branches for npu: one info finding per branch for what the branch makes
+harmless; what is broken on NPU in any branch (no NPU twin, no automatic fix) keeps its severity."""
 import torch  # expect: none
 
 try:
@@ -30,7 +31,7 @@ def pick_backend(device):
     if device.type == "npu":  # expect: none
         backend = "hccl"  # expect: none
     else:
-        backend = "nccl"  # expect: DS001
+        backend = "nccl"  # expect: DS001:warning
     x = "npu" if hasattr(torch, "npu") else "cuda"  # expect: DV001:info
     return backend, x
 
@@ -42,7 +43,7 @@ def is_accelerator(device):
 def second_branch(is_npu):
     if is_npu:  # expect: none
         a = torch.cuda.get_device_capability()  # expect: CU101:info
-        b = torch.cuda.get_arch_list()  # expect: none
+        b = torch.cuda.get_arch_list()  # expect: CU002:error
         return a, b
     return None  # expect: none
 
@@ -54,7 +55,7 @@ def dist_table(kind):
 def nested_branches(device, x):
     if device.type == "npu":  # expect: none
         if x.is_cuda:  # expect: DV003:info
-            torch.cuda.nvtx.range_push("a")  # expect: none
+            torch.cuda.nvtx.range_push("a")  # expect: CU107:error
         torch.cuda.set_device(0)  # expect: none
     if device.type != "npu" and device.type == "cuda":  # expect: DV004:info
         torch.cuda.set_device(1)  # expect: none
@@ -65,3 +66,17 @@ def nested_branches(device, x):
         cap = torch.cuda.get_device_capability()  # expect: CU101:error
         return cap
     return None
+
+
+def parallel_under_device_tests(model, device):
+    if device.type in ("cuda", "npu"):  # expect: none
+        model = torch.nn.DataParallel(model)  # expect: DS003:error
+        model = model.to("cuda")  # expect: DV001:warning
+    if device.type == "npu":  # expect: none
+        model = model.to("npu")  # expect: none
+        torch.cuda.empty_cache()  # expect: CU001:info
+        model = torch.nn.DataParallel(model)  # expect: DS003:error
+    elif device.type == "cuda":  # expect: none
+        model = torch.nn.DataParallel(model)  # expect: DS003:error
+    scaler = torch.amp.GradScaler("npu") if torch.cuda.device_count() > 1 else None  # expect: CU001:info
+    return model, scaler
