@@ -11,6 +11,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/autocast_mode.h>
 #include <ATen/core/dispatch/Dispatcher.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <ATen/native/CPUFallback.h>
@@ -228,7 +229,41 @@ at::Tensor& set_empty(at::Tensor& self) {
   return at::native::set_storage_cpu_(self, storage, 0, {0}, {});
 }
 
-void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) { at::native::cpu_fallback(op, stack); }
+// Mixed devices raise as they do on a real accelerator: an npu tensor may meet a CPU tensor
+// only if that one is a 0-dim scalar (or an index, as CUDA allows), and two npu indices never.
+void check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  static const std::set<std::string> cpu_ok = {"aten::index", "aten::index_put", "aten::index_put_",
+                                               "aten::_index_put_impl_"};
+  const auto n = op.schema().arguments().size();
+  std::optional<c10::Device> npu;
+  std::optional<c10::Device> host;
+  auto see = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (t.device().type() == kNpu) {
+      TORCH_CHECK(!npu || *npu == t.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+                  *npu, " and ", t.device(), "!");
+      npu = t.device();
+    } else if (t.is_cpu() && t.dim() > 0) {
+      host = t.device();
+    }
+  };
+  for (auto it = stack->end() - n; it != stack->end(); ++it) {
+    if (it->isTensor()) see(it->toTensor());
+    else if (it->isTensorList()) for (const at::Tensor& t : it->toTensorList()) see(t);
+    else if (it->isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : it->toOptionalTensorList()) if (t) see(*t);
+    }
+  }
+  if (npu && host && !cpu_ok.count(op.schema().name())) {
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", *npu,
+                " and cpu!");
+  }
+}
+
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  check_devices(op, stack);
+  at::native::cpu_fallback(op, stack);
+}
 
 // The unfused dropout that CPU runs (PrivateUse1 otherwise takes the fused native_dropout, which
 // draws its mask differently). Registered at AutogradPrivateUse1 so autograd sees the pieces.
@@ -272,6 +307,31 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
   m.impl("dropout", dropout_like_cpu);
   m.impl("dropout_", dropout_like_cpu_);
+}
+
+// Autocast on npu: the op lists PyTorch shares between accelerators (CUDA's), which torch_npu's
+// lists follow closely; the casts themselves then run on the CPU kernels.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
+using at::IntArrayRef;
+using at::Scalar;
+using at::ScalarType;
+using at::Tensor;
+
+TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+#define NPU_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define NPU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+#define NPU_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+#define NPU_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+  AT_FORALL_LOWER_PRECISION_FP(NPU_LOWER)
+  AT_FORALL_FP32(NPU_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(NPU_FP32_OPT)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
+  AT_FORALL_PROMOTE(NPU_PROMOTE)
+#undef NPU_LOWER
+#undef NPU_FP32
+#undef NPU_FP32_OPT
+#undef NPU_PROMOTE
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
