@@ -318,7 +318,15 @@ using at::Scalar;
 using at::ScalarType;
 using at::Tensor;
 
-TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
+// Registered on request (torch_npu/__init__ does, unless NPU_STANDIN_AUTOCAST=0): without these
+// kernels an autocast region on npu runs every op at its input precision.
+std::unique_ptr<torch::Library> g_autocast;
+
+bool register_autocast() {
+  if (g_autocast) return false;
+  g_autocast = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::AutocastPrivateUse1,
+                                                __FILE__, __LINE__);
+  torch::Library& m = *g_autocast;
 #define NPU_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
 #define NPU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
 #define NPU_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
@@ -332,6 +340,7 @@ TORCH_LIBRARY_IMPL(aten, AutocastPrivateUse1, m) {
 #undef NPU_FP32
 #undef NPU_FP32_OPT
 #undef NPU_PROMOTE
+  return true;
 }
 
 TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
@@ -384,6 +393,7 @@ void reset_peak() { g_peak = g_allocated.load(); }
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("route_cpu_kernels", &npu_standin::route_cpu_kernels, "route every op with a CPU kernel to it");
   m.def("set_device_count", &npu_standin::set_device_count);
+  m.def("register_autocast", &npu_standin::register_autocast, "cast lists for autocast regions on npu");
   m.def("device_count", [] { return static_cast<int64_t>(npu_standin::g_device_count); });
   m.def("current_device", [] { return static_cast<int64_t>(npu_standin::t_current_device); });
   m.def("set_device", [](int64_t d) {

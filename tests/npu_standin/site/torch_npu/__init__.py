@@ -32,6 +32,11 @@ torch.utils.rename_privateuse1_backend("npu")
 _C = _build.load_extension()
 _C.set_device_count(int(os.environ.get("NPU_STANDIN_DEVICE_COUNT", "1")))
 _ROUTED_OPS = _C.route_cpu_kernels()
+#: NPU_STANDIN_AUTOCAST=0 leaves autocast regions at full precision, so that a port whose
+#: accelerator path enables AMP can still be compared bit for bit with the original on CPU.
+AUTOCAST_CASTS = os.environ.get("NPU_STANDIN_AUTOCAST", "1") != "0"
+if AUTOCAST_CASTS:
+    _C.register_autocast()
 
 from torch_npu import npu  # noqa: E402  (needs the backend renamed and the extension loaded)
 

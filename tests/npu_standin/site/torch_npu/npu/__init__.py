@@ -306,3 +306,84 @@ def stream(stream: Any = None):
 
 
 StreamContext = stream
+
+
+def is_autocast_enabled() -> bool:
+    return torch.is_autocast_enabled("npu")
+
+
+def set_autocast_enabled(enabled: bool) -> None:
+    torch.set_autocast_enabled("npu", enabled)
+
+
+def get_autocast_dtype() -> torch.dtype:
+    return torch.get_autocast_dtype("npu")
+
+
+def set_autocast_dtype(dtype: torch.dtype) -> None:
+    torch.set_autocast_dtype("npu", dtype)
+
+
+__all__ += ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype", "set_autocast_dtype",
+            "StreamContext", "default_generators", "get_rng_state_all", "set_rng_state_all"]
+
+
+# Counters and switches a port may call; the stand-in keeps no cache, no graphs, no dumps.
+memory_cached = memory_reserved
+max_memory_cached = max_memory_reserved
+
+
+def reset_accumulated_memory_stats(device: Any = None) -> None:
+    pass
+
+
+def memory_stats_as_nested_dict(device: Any = None) -> dict[str, Any]:
+    return {"allocated_bytes": {"all": {"current": memory_allocated(), "peak": max_memory_allocated()}}}
+
+
+def memory_snapshot(mempool_id: Any = None) -> list:
+    return []
+
+
+def ipc_collect() -> None:
+    pass
+
+
+def is_current_stream_capturing() -> bool:
+    return False
+
+
+_sync_debug_mode = 0
+
+
+def get_sync_debug_mode() -> int:
+    return _sync_debug_mode
+
+
+def set_sync_debug_mode(debug_mode: Any) -> None:
+    global _sync_debug_mode
+    _sync_debug_mode = {"default": 0, "warn": 1, "error": 2}.get(debug_mode, debug_mode)
+
+
+def get_per_process_memory_fraction(device: Any = None) -> float:
+    return _memory_fraction
+
+
+def get_allocator_backend() -> str:
+    return "native"
+
+
+class _Hf32Switch:
+    """torch.npu.matmul / torch.npu.conv: the HF32 switches (no effect on CPU kernels)."""
+
+    def __init__(self, default: bool):
+        self.allow_hf32 = default
+
+
+matmul = _Hf32Switch(False)
+conv = _Hf32Switch(True)
+
+__all__ += ["memory_cached", "max_memory_cached", "reset_accumulated_memory_stats",
+            "memory_stats_as_nested_dict", "memory_snapshot", "ipc_collect", "is_current_stream_capturing",
+            "get_sync_debug_mode", "set_sync_debug_mode", "get_per_process_memory_fraction",
+            "get_allocator_backend", "matmul", "conv"]
