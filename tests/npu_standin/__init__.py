@@ -7,6 +7,7 @@ this file for what a pass on the stand-in means and what it does not.
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 from .build import BUILD_DIR_ENV, SUPPORTED_TORCH, load_extension, torch_release
@@ -32,6 +33,8 @@ def standin_env(build_dir: Path, *, device_count: int = 1, release: str = SUPPOR
     if env.get("PYTHONPATH"):
         parts.append(env["PYTHONPATH"])
     env["PYTHONPATH"] = os.pathsep.join(parts)
+    # torch's extension loader runs `ninja`; the ninja wheel puts it beside the interpreter.
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env[BUILD_DIR_ENV] = str(build_dir)
     env[DEVICE_COUNT_ENV] = str(device_count)
     env[RELEASE_ENV] = release

@@ -11,7 +11,6 @@ from typing import Any, Callable, Sequence
 
 import torch
 import torch.distributed as dist
-from torch._C._distributed_c10d import Backend as _C10dBackend
 from torch._C._distributed_c10d import _create_work_from_future
 from torch.futures import Future
 
@@ -34,14 +33,14 @@ def _back(dest: Sequence[torch.Tensor], host: Sequence[torch.Tensor]) -> None:
             d.copy_(h)
 
 
-class HcclOverGloo(_C10dBackend):
-    """A c10d backend named hccl whose collectives are gloo's, applied to host copies."""
+class HcclOverGloo(dist.ProcessGroup):
+    """A process group named hccl whose collectives are gloo's, applied to host copies."""
 
     def __init__(self, store: Any, rank: int, size: int, timeout: timedelta):
         super().__init__(rank, size)
         self._gloo = dist.ProcessGroupGloo(store, rank, size, timeout)
 
-    def _get_backend_name(self) -> str:
+    def getBackendName(self) -> str:
         return "hccl"
 
     def name(self) -> str:
