@@ -38,5 +38,4 @@ def standin_env(build_dir: Path, *, device_count: int = 1, release: str = SUPPOR
     env[BUILD_DIR_ENV] = str(build_dir)
     env[DEVICE_COUNT_ENV] = str(device_count)
     env[RELEASE_ENV] = release
-    env.setdefault("OMP_NUM_THREADS", "1")
     return env

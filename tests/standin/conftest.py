@@ -23,6 +23,16 @@ if str(TESTS) not in sys.path:  # npu_standin is a test-only package beside this
 from npu_standin import SUPPORTED_TORCH, standin_env, torch_release  # noqa: E402
 
 
+#: The environment both sides of a comparison run with. CPU kernels split reductions by thread
+#: count, so bit-for-bit comparisons need the same count on both sides (one is also kind to CI).
+COMPARE_ENV = {"OMP_NUM_THREADS": "1"}
+
+
+def plain_env() -> dict[str, str]:
+    """The environment of a reference run on CPU (no stand-in)."""
+    return {**os.environ, **COMPARE_ENV}
+
+
 @dataclass(frozen=True)
 class StandIn:
     """A built stand-in: `env()` is what a subprocess needs to import it as torch_npu."""
@@ -33,6 +43,7 @@ class StandIn:
             extra: Optional[dict[str, str]] = None) -> dict[str, str]:
         env = standin_env(self.build_dir, device_count=device_count, release=release)
         env["NPU_STANDIN_AUTOCAST"] = "1" if autocast else "0"
+        env.update(COMPARE_ENV)
         env.update(extra or {})
         return env
 
