@@ -18,6 +18,8 @@ SUPPORTED_TORCH = "2.13.0"
 #: Environment variable naming the build directory (set by the fixture for subprocesses).
 BUILD_DIR_ENV = "NPU_STANDIN_BUILD_DIR"
 EXTENSION_NAME = "npu_standin_device"
+#: Where the build goes when nobody says: the repository's git-ignored test cache.
+DEFAULT_BUILD_DIR = HERE.parents[1] / ".test-cache" / "npu-standin" / "default"
 
 
 def torch_release(version: str) -> str:
@@ -34,7 +36,7 @@ def load_extension(build_dir: Path | str | None = None, verbose: bool = False) -
         raise ImportError(
             f"the npu stand-in is written for torch {SUPPORTED_TORCH}, this is torch {torch.__version__}"
         )
-    directory = Path(build_dir or os.environ.get(BUILD_DIR_ENV) or HERE / "_build")
+    directory = Path(build_dir or os.environ.get(BUILD_DIR_ENV) or DEFAULT_BUILD_DIR)
     directory.mkdir(parents=True, exist_ok=True)
     return cpp_extension.load(
         name=EXTENSION_NAME,
