@@ -1047,7 +1047,7 @@ def standin_env(build_dir: Path) -> dict:
     src = Path(__file__).resolve().parents[1] / "src"
     return {"PYTHONPATH": os.pathsep.join([str(STANDIN_DIR / "site"), str(src)]),
             "NPU_STANDIN_BUILD_DIR": str(build_dir), "NPU_STANDIN_DEVICE_COUNT": "1",
-            "NPU_STANDIN_AUTOCAST": "0", "NPU_STANDIN_RELEASE": "2.13.0",
+            "NPU_STANDIN_AUTOCAST": "0", "NPU_STANDIN_RELEASE": "2.13.0", "ASCEND_MIGRATE_EMULATED_NPU": "1",
             "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
 
 

@@ -38,4 +38,5 @@ def standin_env(build_dir: Path, *, device_count: int = 1, release: str = SUPPOR
     env[BUILD_DIR_ENV] = str(build_dir)
     env[DEVICE_COUNT_ENV] = str(device_count)
     env[RELEASE_ENV] = release
+    env["ASCEND_MIGRATE_EMULATED_NPU"] = "1"  # results produced here are labelled emulated
     return env

@@ -9,9 +9,11 @@ import warnings
 import torch
 import torch.distributed as dist
 
-import torch_npu
+launched_as_emulated = os.environ.pop("ASCEND_MIGRATE_EMULATED_NPU", None)  # the fixture sets it too
+import torch_npu  # noqa: E402  (and sets it again itself)
 
-out = {"emulated": getattr(torch_npu, "__emulated__", False),
+out = {"launched_as_emulated": launched_as_emulated,
+       "emulated": getattr(torch_npu, "__emulated__", False),
        "emulated_env": os.environ.get("ASCEND_MIGRATE_EMULATED_NPU")}
 
 

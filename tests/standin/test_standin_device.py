@@ -33,6 +33,7 @@ def test_the_test_process_never_sees_a_torch_npu():
 
 def test_device_functions(probed):
     assert probed["emulated"] is True and probed["emulated_env"] == "1"
+    assert probed["launched_as_emulated"] == "1"
     assert probed["device_count"] == 2 and probed["is_available"] is True
     assert probed["current_after_set"] == 1 and probed["new_tensor_device"] == "npu:1"
     assert probed["allocated_grew_by"] == 4 * 1024 * 1024
@@ -105,3 +106,14 @@ def test_an_older_release_drives_a_different_patch_set(npu_standin, probed):
     assert all(_named_by(cov_old, q) for q in older["applied"])
     only_new = [q for q in probed["applied"] if not _named_by(cov_old, q)]
     assert only_new and not set(only_new) & set(older["applied"])
+
+
+def test_another_torch_is_refused_with_the_reason(monkeypatch, tmp_path):
+    import torch
+
+    from npu_standin.build import load_extension
+
+    monkeypatch.setattr(torch, "__version__", "2.12.0+cpu")
+    with pytest.raises(ImportError, match="written for torch 2.13.0, this is torch 2.12.0"):
+        load_extension(tmp_path)
+    assert not any(tmp_path.iterdir())  # nothing was built
