@@ -16,6 +16,8 @@ For every repository directory under --repos (commit from COMMITS.txt when prese
              launch scripts, READMEs, console scripts) and the files another file imports
   loss       (--loss) run an original and its agnostic port on CPU for a few steps with tiny or
              synthetic data and compare every loss passed to backward() bit for bit
+  standin    (--loss --standin) also run each recipe's transfer port on the CPU-backed npu
+             stand-in (tests/npu_standin) and compare its losses with the original's
 
 The tool under test is run as `python -m ascend_migrate` (the interpreter running this file,
 PYTHONPATH as given), one process per step, so a crash in one step is recorded and the run goes
@@ -23,6 +25,7 @@ on. Output is sorted and stable; timings are the only fields that vary between r
 
     PYTHONPATH=src python bench/realworld.py --repos /work/realrepos --out bench/realworld.json
     PYTHONPATH=src python bench/realworld.py --repos /work/realrepos --only nanoGPT --loss
+    PYTHONPATH=src python bench/realworld.py --repos /work/realrepos --loss --standin
     PYTHONPATH=src python bench/realworld.py --repos DIR --out r.json --md bench/realworld.md
 
 Only the standard library is used here. The loss runs need an interpreter with torch and numpy
@@ -932,28 +935,30 @@ def _mnist_shim(tree: Path) -> None:
 RECIPES: dict[str, dict] = {
     "nanoGPT-train": {
         "repo": "nanoGPT", "cwd": ".", "script": "train.py", "pythonpath": ["."], "setup": _nanogpt_data, "steps": 6,
+        "standin": {"replace": {"--device=cpu": "--device=cuda"}},
         "args": ["--dataset=shakespeare_char", "--device=cpu", "--compile=False", "--n_layer=2", "--n_head=2",
                  "--n_embd=32", "--block_size=32", "--batch_size=4", "--gradient_accumulation_steps=2",
                  "--max_iters=3", "--lr_decay_iters=3", "--warmup_iters=1", "--eval_interval=2", "--eval_iters=2",
                  "--log_interval=1", "--always_save_checkpoint=False", "--out_dir={tmp}/out"]},
     "minGPT-adder": {
         "repo": "minGPT", "cwd": "projects/adder", "script": "projects/adder/adder.py", "pythonpath": ["."],
-        "setup": None, "steps": 4,
+        "setup": None, "steps": 4, "standin": {},  # trainer.device 'auto' picks cuda when it is available
         "args": ["--system.work_dir='{tmp}/adder'", "--trainer.num_workers=0", "--trainer.batch_size=8",
                  "--trainer.max_iters=4", "--model.model_type=gpt-nano", "--data.ndigit=1"]},
     "examples-word_language_model": {
         "repo": "examples", "cwd": "word_language_model", "script": "word_language_model/main.py", "pythonpath": [],
-        "setup": _word_corpus, "steps": 5,
+        "setup": _word_corpus, "steps": 5, "standin": {"add": ["--accel"]},
         "args": ["--data=./data/synthetic", "--epochs=1", "--emsize=16", "--nhid=16", "--nlayers=1", "--bptt=8", "--batch_size=4",
                  "--save={tmp}/model.pt", "--log-interval=1"]},
     "examples-mnist": {
         "repo": "examples", "cwd": "mnist", "script": "mnist/main.py", "pythonpath": ["_synthetic_site"],
-        "setup": _mnist_shim, "steps": 4,
+        "setup": _mnist_shim, "steps": 4, "standin": {},  # uses the accelerator unless --no-accel
         "args": ["--epochs=1", "--batch-size=32", "--test-batch-size=64", "--log-interval=1"]},
 }
 
 
-def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, timeout: float) -> dict:
+def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, timeout: float,
+               standin: Optional[Path] = None) -> dict:
     orig_tree = repos / recipe["repo"]
     port_tree = work / recipe["repo"] / "agnostic" / "out"
     row: dict = {"recipe": name, "repo": recipe["repo"], "script": recipe["script"], "steps": recipe["steps"]}
@@ -966,7 +971,13 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
     base = work / "loss" / name
     shutil.rmtree(base, ignore_errors=True)
     results = {}
-    for side, tree in (("original", orig_tree), ("agnostic", port_tree)):
+    sides = [("original", orig_tree), ("agnostic", port_tree)]
+    if standin is not None:
+        sides.append(("transfer-npu", work / recipe["repo"] / "transfer" / "out"))
+    for side, tree in sides:
+        if not tree.is_dir():
+            results[side] = {"losses": [], "status": "no transfer output", "rc": None, "seconds": 0}
+            continue
         copy = base / side / "tree"
         shutil.copytree(tree, copy, symlinks=True, ignore=shutil.ignore_patterns(*SKIP_DIRS))
         for dirpath, dirnames, filenames in os.walk(copy):  # read-only sources give read-only copies
@@ -987,6 +998,10 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
                     "PYTHONHASHSEED": "0", "WANDB_MODE": "disabled"})
         out_json = base / side / "losses.json"
         args = [a.replace("{tmp}", str(tmp)) for a in recipe["args"]]
+        if side == "transfer-npu":
+            env.update(standin_env(standin))
+            env["PYTHONPATH"] = os.pathsep.join(filter(None, [env["PYTHONPATH"], *[str(copy / p) for p in recipe["pythonpath"]]]))
+            args = standin_args(recipe, args)
         res = run([python, str(wrapper), str(out_json), str(recipe["steps"]), str(copy / recipe["script"]), *args],
                   cwd=copy / recipe["cwd"], env=env, timeout=timeout)
         got = load_json(out_json) or {}
@@ -996,20 +1011,62 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
             results[side]["error"] = tail(res["stderr"], 4)
     o, a = results["original"], results["agnostic"]
     row.update({"original": o, "agnostic": a})
-    if not o["losses"]:
-        row["status"] = "original produced no loss"
-    elif o["losses"] == a["losses"] and o["status"] == a["status"]:
-        row["status"] = "identical"
-    elif not a["losses"]:
-        row["status"] = "port produced no loss"
-    else:
-        first = next((i for i, (x, y) in enumerate(zip(o["losses"], a["losses"])) if x != y),
-                     min(len(o["losses"]), len(a["losses"])))
-        row["status"] = f"differs from step {first}"
-        ratios = {_pow2_ratio(x, y) for x, y in zip(o["losses"], a["losses"])}
-        if len(ratios) == 1 and None not in ratios and len(o["losses"]) == len(a["losses"]):
-            row["status"] += f" (every port loss is the original's x 2^{ratios.pop()}: a loss scaler is on)"
+    if standin is not None:
+        n = results["transfer-npu"]
+        row["transfer-npu"] = n
+        row["standin_status"] = compare_losses(o, n)
+    row["status"] = compare_losses(o, a)
     return row
+
+
+def compare_losses(o: dict, a: dict) -> str:
+    """'identical' when every recorded loss is bit-identical, else where and how they differ."""
+    if not o["losses"]:
+        return "original produced no loss"
+    if o["losses"] == a["losses"] and o["status"] == a["status"]:
+        return "identical"
+    if not a["losses"]:
+        return "port produced no loss"
+    first = next((i for i, (x, y) in enumerate(zip(o["losses"], a["losses"])) if x != y),
+                 min(len(o["losses"]), len(a["losses"])))
+    status = f"differs from step {first}"
+    ratios = {_pow2_ratio(x, y) for x, y in zip(o["losses"], a["losses"])}
+    if len(ratios) == 1 and None not in ratios and len(o["losses"]) == len(a["losses"]):
+        status += f" (every port loss is the original's x 2^{ratios.pop()}: a loss scaler is on)"
+    return status
+
+
+# ---------------------------------------------------------------------------- npu stand-in
+STANDIN_DIR = Path(__file__).resolve().parents[1] / "tests" / "npu_standin"
+
+
+def standin_env(build_dir: Path) -> dict:
+    """What a loss run needs to see the stand-in as torch_npu: its site folder and this package
+    (transfer_to_npu reads our coverage data) on PYTHONPATH, the cached build, one npu, and
+    autocast regions left at full precision so that losses can match the original on CPU."""
+    src = Path(__file__).resolve().parents[1] / "src"
+    return {"PYTHONPATH": os.pathsep.join([str(STANDIN_DIR / "site"), str(src)]),
+            "NPU_STANDIN_BUILD_DIR": str(build_dir), "NPU_STANDIN_DEVICE_COUNT": "1",
+            "NPU_STANDIN_AUTOCAST": "0", "NPU_STANDIN_RELEASE": "2.13.0", "ASCEND_MIGRATE_EMULATED_NPU": "1",
+            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+
+
+def standin_args(recipe: dict, args: list) -> list:
+    """The recipe's arguments with its CPU switch turned to the accelerator path."""
+    spec = recipe.get("standin") or {}
+    args = [spec.get("replace", {}).get(a, a) for a in args]
+    return args + list(spec.get("add", []))
+
+
+def build_standin(python: str, build_dir: Path, timeout: float) -> Optional[str]:
+    """Build (or find cached) the stand-in with the loss interpreter; None or the error text."""
+    build_dir.mkdir(parents=True, exist_ok=True)
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); from npu_standin.build import load_extension; "
+            "load_extension(sys.argv[2])")
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([str(Path(python).parent), env.get("PATH", "")])
+    res = run([python, "-c", code, str(STANDIN_DIR.parent), str(build_dir)], env=env, timeout=timeout)
+    return None if res["rc"] == 0 else tail(res["stderr"], 8)
 
 
 def _pow2_ratio(x: str, y: str) -> Optional[int]:
@@ -1076,7 +1133,11 @@ def markdown_table(rows: list[dict]) -> str:
 
 
 def loss_table(rows: list[dict]) -> str:
-    lines = ["| recipe | script | steps | original | agnostic port | result |", "|---|---|---:|---|---|---|"]
+    standin = any("transfer-npu" in r for r in rows)
+    head = "| recipe | script | steps | original | agnostic port | result |"
+    if standin:
+        head += " transfer port on the npu stand-in | result |"
+    lines = [head, "|---|---|---:|---|---|---|" + ("---|---|" if standin else "")]
     for r in rows:
         o, a = r.get("original", {}), r.get("agnostic", {})
 
@@ -1085,7 +1146,10 @@ def loss_table(rows: list[dict]) -> str:
                 return "-"
             first = float.fromhex(s["losses"][0]) if s.get("losses") else None
             return f"{len(s.get('losses', []))} losses, first {first!r}, {s.get('status')}"
-        lines.append(f"| {r['recipe']} | {r['repo']}/{r['script']} | {r['steps']} | {side(o)} | {side(a)} | {r['status']} |")
+        line = f"| {r['recipe']} | {r['repo']}/{r['script']} | {r['steps']} | {side(o)} | {side(a)} | {r['status']} |"
+        if standin:
+            line += f" {side(r.get('transfer-npu', {}))} | {r.get('standin_status', '-')} |"
+        lines.append(line)
     return "\n".join(lines)
 
 
@@ -1171,6 +1235,11 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--loss-only", action="store_true", help="run only the loss recipes (reuses --work outputs)")
     ap.add_argument("--loss-python", default="/tmp/rwvenv/bin/python", help="interpreter with torch and numpy")
     ap.add_argument("--loss-timeout", type=float, default=600)
+    ap.add_argument("--standin", action="store_true",
+                    help="with --loss: also run each recipe's transfer port on the CPU-backed npu stand-in "
+                         "(built with --loss-python, which needs torch 2.13.0 and ninja)")
+    ap.add_argument("--standin-build", type=Path, default=Path(__file__).resolve().parents[1] / ".test-cache" / "npu-standin" / "bench",
+                    help="build directory of the stand-in (default: %(default)s)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
 
@@ -1201,12 +1270,20 @@ def main(argv: Optional[list[str]] = None) -> int:
                 f"crashes {x['crashes']}, parse {x['parse']}, names {x['names']}, 2nd pass {x['idem']}")
             results.append(row)
     loss = []
+    standin: Optional[Path] = None
+    if args.standin and (args.loss or args.loss_only):
+        standin = args.standin_build.resolve()
+        error = build_standin(args.loss_python, standin, args.loss_timeout)
+        if error:
+            log(f"[standin] not built, transfer ports not run:\n{error}")
+            standin = None
     if args.loss or args.loss_only:
         for rname, recipe in sorted(RECIPES.items()):
             if recipe["repo"] in names:
                 log(f"[loss] {rname} ...")
-                r = run_recipe(rname, recipe, repos, work, args.loss_python, args.loss_timeout)
-                log(f"[loss] {rname}: {r['status']}")
+                r = run_recipe(rname, recipe, repos, work, args.loss_python, args.loss_timeout, standin)
+                log(f"[loss] {rname}: {r['status']}" + (f"; on the npu stand-in: {r['standin_status']}"
+                                                       if "standin_status" in r else ""))
                 loss.append(r)
     import platform
 

@@ -1,0 +1,405 @@
+// A CPU-backed "npu" device for tests: PyTorch's PrivateUse1 backend with CPU memory and CPU
+// kernels. Transfer-style ports (which move everything to "npu") can then run on a machine
+// without Ascend hardware and be compared bit for bit with the original on CPU.
+//
+// What it provides: an allocator (host memory tagged with the npu device, with counters), a
+// device guard (per-thread current device, configurable device count, no-op streams/events),
+// the PrivateUse1 hooks (generators, pinned memory, torch.accelerator), the handful of kernels a
+// device must own (allocation, views, copies, scalar reads), and routes for every other op to
+// the CPU kernels through at::native::cpu_fallback.
+#include <torch/extension.h>
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <ATen/EmptyTensor.h>
+#include <ATen/autocast_mode.h>
+#include <ATen/core/dispatch/Dispatcher.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <ATen/native/CPUFallback.h>
+#include <ATen/native/Resize.h>
+#include <ATen/ops/as_strided_native.h>
+#include <ATen/ops/_reshape_alias_native.h>
+#include <ATen/ops/resize_native.h>
+#include <ATen/ops/set_native.h>
+#include <ATen/ops/view_native.h>
+#include <c10/core/CPUAllocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/core/impl/alloc_cpu.h>
+
+#include <atomic>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace npu_standin {
+
+constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
+
+c10::DeviceIndex g_device_count = 1;
+thread_local c10::DeviceIndex t_current_device = 0;
+
+// ---------------------------------------------------------------------------------- memory
+std::atomic<int64_t> g_allocated{0};
+std::atomic<int64_t> g_peak{0};
+std::atomic<int64_t> g_alloc_calls{0};
+
+struct Block {
+  void* ptr;
+  size_t size;
+};
+
+void free_block(void* ctx) {
+  auto* block = static_cast<Block*>(ctx);
+  g_allocated -= static_cast<int64_t>(block->size);
+  c10::free_cpu(block->ptr);
+  delete block;
+}
+
+struct HostBackedAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t nbytes) override {
+    void* ptr = nbytes ? c10::alloc_cpu(nbytes) : nullptr;
+    int64_t now = (g_allocated += static_cast<int64_t>(nbytes));
+    int64_t peak = g_peak.load();
+    while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+    }
+    ++g_alloc_calls;
+    auto* block = new Block{ptr, nbytes};
+    return {ptr, block, &free_block, c10::Device(kNpu, t_current_device)};
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return nullptr; }
+  void copy_data(void* dest, const void* src, std::size_t count) const override {
+    std::memcpy(dest, src, count);
+  }
+};
+
+HostBackedAllocator g_allocator;
+
+// ---------------------------------------------------------------------------------- device guard
+struct NpuGuard final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return kNpu; }
+  c10::Device exchangeDevice(c10::Device d) const override {
+    auto old = getDevice();
+    if (d.index() >= 0) t_current_device = d.index();
+    return old;
+  }
+  c10::Device getDevice() const override { return c10::Device(kNpu, t_current_device); }
+  void setDevice(c10::Device d) const override {
+    TORCH_CHECK(d.index() < g_device_count, "Invalid device id: ", static_cast<int>(d.index()));
+    if (d.index() >= 0) t_current_device = d.index();
+  }
+  void uncheckedSetDevice(c10::Device d) const noexcept override {
+    if (d.index() >= 0) t_current_device = d.index();
+  }
+  c10::Stream getStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getDefaultStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getNewStream(c10::Device d, int) const override { return c10::Stream(c10::Stream::DEFAULT, d); }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override { return c10::Stream(c10::Stream::DEFAULT, s.device()); }
+  c10::DeviceIndex deviceCount() const noexcept override { return g_device_count; }
+  // Streams and events do nothing: every kernel has finished when it returns.
+  void destroyEvent(void*, const c10::DeviceIndex) const noexcept override {}
+  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag) const override {
+    static int marker = 0;
+    *event = &marker;
+  }
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void*) const override { return true; }
+  bool queryStream(const c10::Stream&) const override { return true; }
+  void synchronizeStream(const c10::Stream&) const override {}
+  void synchronizeEvent(void*) const override {}
+  void synchronizeDevice(const c10::DeviceIndex) const override {}
+  double elapsedTime(void*, void*, const c10::DeviceIndex) const override { return 0.0; }
+};
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, NpuGuard);
+
+// ---------------------------------------------------------------------------------- hooks
+struct NpuHooks final : at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return g_device_count > 0; }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex index) const override {
+    // Kernels run on CPU and draw from the CPU generator; these exist so that torch.npu's
+    // generator queries answer. Seeding them does not touch the CPU stream.
+    static std::vector<at::Generator> generators = [] {
+      std::vector<at::Generator> out;
+      for (int i = 0; i < 64; ++i) out.push_back(at::make_generator<at::CPUGeneratorImpl>(0));
+      return out;
+    }();
+    auto i = index < 0 ? t_current_device : index;
+    return generators.at(i);
+  }
+  at::Generator getNewGenerator(c10::DeviceIndex) const override {
+    return at::make_generator<at::CPUGeneratorImpl>(0);
+  }
+  at::Device getDeviceFromPtr(void*) const override { return c10::Device(kNpu, t_current_device); }
+  bool isPinnedPtr(const void*) const override { return false; }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return c10::GetCPUAllocator(); }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return true; }
+  c10::DeviceIndex deviceCount() const override { return g_device_count; }
+  void setCurrentDevice(c10::DeviceIndex d) const override { t_current_device = d; }
+  c10::DeviceIndex getCurrentDevice() const override { return t_current_device; }
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex d) const override {
+    auto old = t_current_device;
+    t_current_device = d;
+    return old;
+  }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    auto* impl = storage.unsafeGetStorageImpl();
+    auto fresh = g_allocator.allocate(newsize);
+    size_t keep = std::min(newsize, impl->nbytes());
+    if (keep) std::memcpy(fresh.get(), impl->data(), keep);
+    impl->set_data_ptr_noswap(std::move(fresh));
+    impl->set_nbytes(newsize);
+  }
+};
+
+bool g_hooks_registered = [] {
+  at::RegisterPrivateUse1HooksInterface(new NpuHooks());
+  return true;
+}();
+
+// ---------------------------------------------------------------------------------- kernels
+// A CPU tensor over the same memory (no copy), keeping the conjugate and negative bits so that
+// CPU's copy_ resolves them itself.
+at::Tensor host_alias(const at::Tensor& t) {
+  auto opts = t.options().device(c10::kCPU);
+  at::Tensor out = at::from_blob(t.data_ptr(), t.sizes(), t.strides(), opts);
+  if (t.is_conj()) out = out._conj();
+  if (t.is_neg()) out = out._neg_view();
+  return out;
+}
+
+at::Tensor empty_memory_format(c10::IntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout>, std::optional<at::Device> device,
+                               std::optional<bool>, std::optional<at::MemoryFormat> memory_format) {
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_generic(size, &g_allocator, c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                   c10::dtype_or_default(dtype), memory_format);
+}
+
+at::Tensor empty_strided(c10::IntArrayRef size, c10::IntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
+  c10::OptionalDeviceGuard guard(device);
+  return at::detail::empty_strided_generic(size, stride, &g_allocator,
+                                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
+                                           c10::dtype_or_default(dtype));
+}
+
+at::Tensor copy_from(const at::Tensor& self, const at::Tensor& dst, bool) {
+  TORCH_CHECK(self.sizes() == dst.sizes(), "copy between npu and another device needs equal sizes");
+  if (self.numel() == 0) return dst;
+  at::Tensor src_host = self.is_cpu() ? self : host_alias(self);
+  at::Tensor dst_host = dst.is_cpu() ? dst : host_alias(dst);
+  dst_host.copy_(src_host);
+  return dst;
+}
+
+at::Tensor copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  dst.resize_(self.sizes());
+  return copy_from(self, dst, false);
+}
+
+c10::Scalar local_scalar_dense(const at::Tensor& self) { return at::_local_scalar_dense(host_alias(self)); }
+
+const at::Tensor& resize(const at::Tensor& self, c10::IntArrayRef size, std::optional<at::MemoryFormat> fmt) {
+  return at::native::resize_(self, size, fmt);
+}
+
+at::Tensor& set_storage(at::Tensor& self, c10::Storage source, int64_t offset, c10::IntArrayRef size,
+                        c10::IntArrayRef stride) {
+  return at::native::set_storage_cpu_(self, source, offset, size, stride);
+}
+
+at::Tensor& set_source_storage(at::Tensor& self, c10::Storage source) {
+  int64_t numel = static_cast<int64_t>(source.nbytes() / self.dtype().itemsize());
+  return at::native::set_storage_cpu_(self, source, 0, {numel}, {});
+}
+
+at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
+  return at::native::set_storage_cpu_(self, src.storage(), src.storage_offset(), src.sizes(), src.strides());
+}
+
+at::Tensor& set_empty(at::Tensor& self) {
+  c10::Storage storage(c10::Storage::use_byte_size_t(), 0, &g_allocator, true);
+  return at::native::set_storage_cpu_(self, storage, 0, {0}, {});
+}
+
+// Mixed devices raise as they do on a real accelerator: an npu tensor may meet a CPU tensor
+// only if that one is a 0-dim scalar (or an index, as CUDA allows), and two npu indices never.
+void check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  static const std::set<std::string> cpu_ok = {"aten::index", "aten::index_put", "aten::index_put_",
+                                               "aten::_index_put_impl_"};
+  const auto n = op.schema().arguments().size();
+  std::optional<c10::Device> npu;
+  std::optional<c10::Device> host;
+  auto see = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (t.device().type() == kNpu) {
+      TORCH_CHECK(!npu || *npu == t.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+                  *npu, " and ", t.device(), "!");
+      npu = t.device();
+    } else if (t.is_cpu() && t.dim() > 0) {
+      host = t.device();
+    }
+  };
+  for (auto it = stack->end() - n; it != stack->end(); ++it) {
+    if (it->isTensor()) see(it->toTensor());
+    else if (it->isTensorList()) for (const at::Tensor& t : it->toTensorList()) see(t);
+    else if (it->isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : it->toOptionalTensorList()) if (t) see(*t);
+    }
+  }
+  if (npu && host && !cpu_ok.count(op.schema().name())) {
+    TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", *npu,
+                " and cpu!");
+  }
+}
+
+void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  check_devices(op, stack);
+  at::native::cpu_fallback(op, stack);
+}
+
+// The unfused dropout that CPU runs (PrivateUse1 otherwise takes the fused native_dropout, which
+// draws its mask differently). Registered at AutogradPrivateUse1 so autograd sees the pieces.
+at::Tensor dropout_like_cpu(const at::Tensor& input, double p, bool train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (p == 0 || !train || input.numel() == 0) return input;
+  if (p == 1) return input.mul(at::zeros({}, input.options()));
+  at::Tensor noise = at::empty_like(input).bernoulli_(1 - p);
+  noise.div_(1 - p);
+  return input.mul(noise);
+}
+
+at::Tensor& dropout_like_cpu_(at::Tensor& input, double p, bool train) {
+  TORCH_CHECK(p >= 0 && p <= 1, "dropout probability has to be between 0 and 1, but got ", p);
+  if (p == 0 || !train || input.numel() == 0) return input;
+  if (p == 1) return input.mul_(at::zeros({}, input.options()));
+  at::Tensor noise = at::empty_like(input).bernoulli_(1 - p);
+  noise.div_(1 - p);
+  return input.mul_(noise);
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("empty.memory_format", empty_memory_format);
+  m.impl("empty_strided", empty_strided);
+  m.impl("as_strided", at::native::as_strided_tensorimpl);
+  m.impl("view", at::native::view);
+  m.impl("_reshape_alias", at::native::_reshape_alias);
+  m.impl("resize_", resize);
+  m.impl("_copy_from", copy_from);
+  m.impl("_copy_from_and_resize", copy_from_and_resize);
+  m.impl("_local_scalar_dense", local_scalar_dense);
+  m.impl("set_.source_Storage_storage_offset", set_storage);
+  m.impl("set_.source_Storage", set_source_storage);
+  m.impl("set_.source_Tensor", set_source_tensor);
+  m.impl("set_", set_empty);
+  // Composite kernels that would otherwise be used for a custom device.
+  m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+  m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+}
+
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
+  m.impl("dropout", dropout_like_cpu);
+  m.impl("dropout_", dropout_like_cpu_);
+}
+
+// Autocast on npu: the op lists PyTorch shares between accelerators (CUDA's), which torch_npu's
+// lists follow closely; the casts themselves then run on the CPU kernels.
+TORCH_LIBRARY_IMPL(_, AutocastPrivateUse1, m) { m.fallback(torch::CppFunction::makeFallthrough()); }
+
+using at::IntArrayRef;
+using at::Scalar;
+using at::ScalarType;
+using at::Tensor;
+
+// Registered on request (torch_npu/__init__ does, unless NPU_STANDIN_AUTOCAST=0): without these
+// kernels an autocast region on npu runs every op at its input precision.
+std::unique_ptr<torch::Library> g_autocast;
+
+bool register_autocast() {
+  if (g_autocast) return false;
+  g_autocast = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::AutocastPrivateUse1,
+                                                __FILE__, __LINE__);
+  torch::Library& m = *g_autocast;
+#define NPU_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
+#define NPU_FP32(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32)
+#define NPU_FP32_OPT(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, fp32_set_opt_dtype)
+#define NPU_PROMOTE(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, promote)
+  AT_FORALL_LOWER_PRECISION_FP(NPU_LOWER)
+  AT_FORALL_FP32(NPU_FP32)
+  AT_FORALL_FP32_SET_OPT_DTYPE(NPU_FP32_OPT)
+  AT_FORALL_DIFFERENT_REDISPATCH_SIGNATURE(KERNEL_DIFFERENT_REDISPATCH_SIGNATURE_PRIVATEUSEONE)
+  AT_FORALL_PROMOTE(NPU_PROMOTE)
+#undef NPU_LOWER
+#undef NPU_FP32
+#undef NPU_FP32_OPT
+#undef NPU_PROMOTE
+  return true;
+}
+
+TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
+  m.fallback(torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+}
+
+// Every aten op with a CPU kernel gets the CPU kernel on npu too, so composite decompositions
+// (native_layer_norm's math version, for one) never replace what CPU would run.
+std::unique_ptr<torch::Library> g_routes;
+
+int64_t route_cpu_kernels() {
+  if (g_routes) return 0;
+  static const std::set<std::string> own = {
+      "empty", "empty_strided", "as_strided", "view", "_reshape_alias", "resize_", "_copy_from",
+      "_copy_from_and_resize", "_local_scalar_dense", "set_", "copy_", "_to_copy", "to", "_to_cpu",
+      "convolution", "convolution_backward", "alias", "detach", "_unsafe_view", "unfold",
+      "_pin_memory", "is_pinned", "pin_memory", "record_stream", "_has_compatible_shallow_copy_type",
+      "empty_like", "resize_as_", "lift_fresh", "lift", "lift_fresh_copy"};
+  g_routes = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
+                                              __FILE__, __LINE__);
+  auto& dispatcher = c10::Dispatcher::singleton();
+  int64_t n = 0;
+  for (const auto& name : dispatcher.getAllOpNames()) {
+    if (name.name.rfind("aten::", 0) != 0) continue;
+    std::string base = name.name.substr(6);
+    if (own.count(base)) continue;
+    auto handle = dispatcher.findOp(name);
+    if (!handle) continue;
+    if (!handle->hasKernelForDispatchKey(c10::DispatchKey::CPU)) continue;
+    if (handle->hasKernelForDispatchKey(c10::DispatchKey::PrivateUse1)) continue;
+    if (handle->hasKernelForDispatchKey(c10::DispatchKey::CompositeImplicitAutograd)) continue;
+    std::string full = name.overload_name.empty() ? base : base + "." + name.overload_name;
+    g_routes->impl(full.c_str(), torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+    ++n;
+  }
+  return n;
+}
+
+void set_device_count(int64_t n) {
+  TORCH_CHECK(n >= 0 && n <= 64, "device count must be in [0, 64]");
+  g_device_count = static_cast<c10::DeviceIndex>(n);
+}
+
+std::vector<int64_t> memory_counters() { return {g_allocated.load(), g_peak.load(), g_alloc_calls.load()}; }
+
+void reset_peak() { g_peak = g_allocated.load(); }
+
+}  // namespace npu_standin
+
+PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
+  m.def("route_cpu_kernels", &npu_standin::route_cpu_kernels, "route every op with a CPU kernel to it");
+  m.def("set_device_count", &npu_standin::set_device_count);
+  m.def("register_autocast", &npu_standin::register_autocast, "cast lists for autocast regions on npu");
+  m.def("device_count", [] { return static_cast<int64_t>(npu_standin::g_device_count); });
+  m.def("current_device", [] { return static_cast<int64_t>(npu_standin::t_current_device); });
+  m.def("set_device", [](int64_t d) {
+    TORCH_CHECK(d < npu_standin::g_device_count, "Invalid device id");
+    if (d >= 0) npu_standin::t_current_device = static_cast<c10::DeviceIndex>(d);
+  });
+  m.def("memory_counters", &npu_standin::memory_counters, "(allocated, peak, allocation calls)");
+  m.def("reset_peak", &npu_standin::reset_peak);
+}

@@ -1,0 +1,48 @@
+"""Stand-in `torch_npu` for tests: the `npu` device backed by CPU memory and CPU kernels.
+
+Not Ascend's torch_npu. It exists so that transfer-style ports (which `import torch_npu` and
+`torch_npu.contrib.transfer_to_npu`) can run on a CPU-only machine and be compared with the
+original. `__emulated__` and the environment variable ASCEND_MIGRATE_EMULATED_NPU=1 tell
+whoever reports results that no Ascend hardware or CANN was involved.
+"""
+from __future__ import annotations
+
+import importlib.util
+import os
+from pathlib import Path
+
+import torch
+
+__emulated__ = True
+#: The torch_npu release this stand-in imitates (its coverage data drives transfer_to_npu).
+__version__ = os.environ.get("NPU_STANDIN_RELEASE", "2.13.0")
+os.environ["ASCEND_MIGRATE_EMULATED_NPU"] = "1"
+
+
+def _load_build_module():
+    path = Path(__file__).resolve().parents[2] / "build.py"
+    spec = importlib.util.spec_from_file_location("_npu_standin_build", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_build = _load_build_module()
+torch.utils.rename_privateuse1_backend("npu")
+_C = _build.load_extension()
+_C.set_device_count(int(os.environ.get("NPU_STANDIN_DEVICE_COUNT", "1")))
+_ROUTED_OPS = _C.route_cpu_kernels()
+#: NPU_STANDIN_AUTOCAST=0 leaves autocast regions at full precision, so that a port whose
+#: accelerator path enables AMP can still be compared bit for bit with the original on CPU.
+AUTOCAST_CASTS = os.environ.get("NPU_STANDIN_AUTOCAST", "1") != "0"
+if AUTOCAST_CASTS:
+    _C.register_autocast()
+
+from torch_npu import npu  # noqa: E402  (needs the backend renamed and the extension loaded)
+
+torch._register_device_module("npu", npu)
+torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+
+from torch_npu import distributed  # noqa: E402,F401  registers the "hccl" backend
+
+distributed.register_hccl()
