@@ -1,4 +1,4 @@
-"""The npu stand-in for these tests: built once (cached under .test-cache/), then handed out as
+"""The npu stand-in for these tests: built once (cached with the other test downloads and builds, see ci_gates.cache_dir), then handed out as
 an environment for subprocesses. The pytest process itself never imports the stand-in, so no
 other test can see a `torch_npu`."""
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Optional
 
 import pytest
 
-from ci_gates import unavailable
+from ci_gates import cache_dir, unavailable
 
 TESTS = Path(__file__).resolve().parents[1]
 REPO = TESTS.parent
@@ -66,7 +66,7 @@ def npu_standin() -> StandIn:
     missing = [tool for tool in ("c++", "ninja") if shutil.which(tool) is None and not _ninja_module(tool)]
     if missing:
         unavailable(f"building the npu stand-in needs {' and '.join(missing)} (pip install '.[test]' brings ninja)")
-    build_dir = REPO / ".test-cache" / "npu-standin" / f"torch-{torch.__version__}"
+    build_dir = cache_dir() / "npu-standin" / f"torch-{torch.__version__}"
     build_dir.mkdir(parents=True, exist_ok=True)
     code = ("import sys; sys.path.insert(0, sys.argv[1]); from npu_standin.build import load_extension; "
             "load_extension(sys.argv[2])")
