@@ -71,12 +71,14 @@ def record_run(result: "MigrationResult", base: Path, target_base: Path, output:
     """Write this run's change list into its own folder; move the pointer when files changed."""
     from ascend_migrate.fix.migrate import write_atomic, write_change_list
 
-    runs = target_base / RUNS_DIR
+    from ascend_migrate.safe_paths import state_path
+
+    runs = state_path(target_base, "runs", "x").parent  # refuses a linked .ascend-migrate or runs/
     stamp = _stamp()
     run_dir, n = runs / stamp, 1
     while run_dir.exists():
         run_dir, n = runs / f"{stamp}-{n}", n + 1
-    run_dir.mkdir(parents=True)
+    run_dir.mkdir(parents=True)  # a fresh folder of our own: nothing in it can be a link
     result.run_dir = run_dir
     result.run_record = {
         "source": str(Path(base).resolve()), "target": str(Path(target_base).resolve()),
