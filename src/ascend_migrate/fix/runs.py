@@ -95,11 +95,13 @@ def record_run(result: "MigrationResult", base: Path, target_base: Path, output:
 
 def last_change_list(tree: Path) -> Optional[Path]:
     """The change list of the last run that changed files in `tree` (None when there is none)."""
+    from ascend_migrate.safe_paths import UnsafePathError, inside
+
     tree = Path(tree)
-    try:
-        data = json.loads((tree / LAST_RUN_POINTER).read_text(encoding="utf-8"))
-        path = tree / data["changes"]
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # the pointer and the list it names are read only from real folders inside the tree
+        data = json.loads(inside(tree, LAST_RUN_POINTER.as_posix(), "run pointer").read_text(encoding="utf-8"))
+        path = inside(tree, data["changes"], "change list")
+    except (OSError, ValueError, KeyError, TypeError, UnsafePathError):
         return None
     return path if path.is_file() else None
 
