@@ -243,12 +243,16 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import capture
     from ascend_migrate.validate.entry import EntryError
+    from ascend_migrate.validate.golden import GoldenError
 
     device = _device(device)
     if ":" not in entry:
         raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint="ENTRY")
     try:
         golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast))
+    except GoldenError as exc:  # a NaN/inf reference: refused, nothing written
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
