@@ -11,6 +11,7 @@ The gate refuses, each time saying what to do:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import shutil
@@ -146,8 +147,15 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
     golden_file = None
     gpath = Path(golden.get("path") or "")
     if golden.get("path") and gpath.is_file() and gpath.stat().st_size <= MAX_GOLDEN_BYTES:
+        data = gpath.read_bytes()
+        now = hashlib.sha256(data).hexdigest()
+        if golden.get("sha256") and now != golden["sha256"]:
+            # re-captured after the validation: the bundle would carry a reference the port never passed
+            raise SkillGenError(f"{gpath}: the golden file changed since the validation (sha256 {now}, the report "
+                                f"recorded {golden['sha256']}); restore the golden the port was validated against "
+                                "or re-run `ascend-migrate validate` with this one")
         golden_file = f"golden/{gpath.name}"
-        bundle.files[golden_file] = gpath.read_bytes()
+        bundle.files[golden_file] = data
     entry_spec = golden.get("entry") or (report.get("options") or {}).get("entry") or ""
     entry_file = unported_entry = None
     target = entry_spec.rpartition(":")[0]
