@@ -31,3 +31,25 @@ def test_golden_unchanged_since_validation_is_bundled(inputs):
     result = CliRunner().invoke(skill_command, inputs.args(report=report), catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert (inputs.out / "resnet-50" / "golden" / "golden.pt").read_bytes() == b"golden as validated"
+
+
+def test_replay_commands_quote_hostile_entry_names(inputs):
+    import json
+    import shlex
+
+    from ascend_migrate.skillgen.replaykit import migrate_command
+
+    hostile = "tools/eval $(touch PWNED).py:main"
+    line = migrate_command({"style": "transfer", "entry": [hostile], "min_torch": "2.6; rm -rf ~"})
+    assert shlex.split(line)[shlex.split(line).index("--entry") + 1] == hostile
+    assert "2.6; rm -rf ~" in shlex.split(line)
+    prov = inputs.provenance()
+    prov["golden"]["entry"] = hostile
+    report = inputs.report(provenance=prov, options={"entry": hostile, "dtype": "fp32`id`"})
+    result = CliRunner().invoke(skill_command, inputs.args(report=report), catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    record = json.loads((inputs.out / "resnet-50" / "replay.json").read_text())
+    capture = shlex.split(record["golden"]["capture_command"])
+    assert capture[3] == hostile
+    validate = shlex.split(record["validation"]["command"])
+    assert validate[validate.index("--entry") + 1] == hostile and "fp32`id`" in validate
