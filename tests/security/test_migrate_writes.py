@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,7 +24,10 @@ def _project_files(snap: dict) -> dict:
 
 
 def _temps(root: Path) -> list[str]:
-    return [str(p) for p in root.rglob("*.tmp")]
+    found = []
+    for dirpath, _dirs, files in os.walk(root):  # tolerant of files renamed while listing
+        found += [os.path.join(dirpath, f) for f in files if f.endswith(".tmp")]
+    return found
 
 
 def test_edit_saved_between_plan_and_commit_is_not_discarded(project: Path) -> None:
@@ -125,9 +127,18 @@ def test_signal_during_write_leaves_tree_before_or_fully_migrated(tmp_path: Path
     if point == "staging":
         _wait_for(lambda: bool(_temps(project)), proc)
     else:  # the first rename has happened: a project file already holds its migrated bytes
-        _wait_for(lambda: _project_files(snapshot(project)) != _project_files(before)
-                  and any(v[0] == "file" and reference.get(k) == v
-                          for k, v in _project_files(snapshot(project)).items() if before.get(k) != v), proc)
+        changing = [k for k, v in reference.items() if v[0] == "file" and before.get(k) != v]
+
+        def renamed() -> bool:
+            for rel in changing:
+                try:
+                    if (project / rel).read_bytes() == reference[rel][1]:
+                        return True
+                except OSError:
+                    continue
+            return False
+
+        _wait_for(renamed, proc)
     proc.send_signal(sig)
     _out, err = proc.communicate(timeout=60)
     assert proc.returncode == 128 + sig, err

@@ -174,6 +174,10 @@ class Transaction:
     def _check_links(self, dest: Path) -> None:
         if self.root is None:
             return
+        try:
+            dest.parent.relative_to(self.root)
+        except ValueError:
+            return  # a place the user named outside the tree (--changes FILE): theirs to choose
         from ascend_migrate.safe_paths import UnsafePathError, no_link_below
 
         try:
