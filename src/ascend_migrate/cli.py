@@ -124,8 +124,17 @@ def main() -> None:
             except BrokenPipeError:
                 _silence_stdout()
                 sys.exit(EXIT_BROKEN_PIPE)
-    except (KeyboardInterrupt, SystemExit):
+    except SystemExit:
         raise
+    except KeyboardInterrupt as exc:
+        from ascend_migrate.fix.commit import Interrupted
+
+        if not isinstance(exc, Interrupted):
+            raise
+        # a write was rolled back (staging) or finished (renaming): say so in one line
+        sys.stderr.write(f"error: interrupted by signal {exc.signum}; every file is either as it was or fully "
+                         "written\n")
+        sys.exit(128 + exc.signum)
     except Exception as exc:
         if os.environ.get("ASCEND_MIGRATE_DEBUG"):
             raise

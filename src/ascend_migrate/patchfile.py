@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Optional
@@ -178,14 +179,25 @@ def parse_patch(text: str) -> list[_FilePatch]:
 
 
 def apply_patch(root: Path, text: str) -> list[str]:
-    """Apply a unified diff under `root`; return the files changed. Raises PatchError."""
+    """Apply a unified diff under `root`; return the files changed. Raises PatchError.
+
+    The patch may come from someone else (a shared skill): every path must be relative, free of
+    `..` and reach its file through real folders (no symlinked component). Every hunk is checked
+    before the first file is written, so a patch that does not apply changes nothing."""
+    from ascend_migrate.safe_paths import UnsafePathError, inside
+
     root = Path(root)
-    changed = []
+    planned: list[tuple[str, Path, Optional[bytes]]] = []  # (rel, file, new bytes or None to delete)
     for fp in parse_patch(text):
         rel = fp.new or fp.old
-        if rel is None or rel.startswith("/") or ".." in Path(rel).parts:
-            raise PatchError(f"unsafe path in patch: {rel!r}")
-        target = root / rel
+        try:
+            for name in {fp.old, fp.new} - {None}:
+                inside(root, name, "path in patch")
+            target = inside(root, rel, "path in patch")
+        except UnsafePathError as exc:
+            raise PatchError(f"unsafe {exc}") from None
+        if any(p == rel for p, _t, _d in planned):
+            raise PatchError(f"{rel}: changed twice in one patch")
         if fp.old is None:
             if target.exists():
                 raise PatchError(f"{rel}: the patch creates it, but it already exists")
@@ -217,16 +229,26 @@ def apply_patch(root: Path, text: str) -> list[str]:
                 else:
                     out.append(content_line)
         out.extend(old_lines[pos:])
-        if fp.new is None:
+        data = None if fp.new is None else "".join(out).encode("utf-8", errors="surrogateescape")
+        planned.append((rel, target, data))
+    changed = []
+    for rel, target, data in planned:
+        if data is None:
             target.unlink()
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
             mode = target.stat().st_mode if target.exists() else None
-            data = "".join(out).encode("utf-8", errors="surrogateescape")
-            tmp = target.with_name(f".{target.name}.patch.tmp")
-            tmp.write_bytes(data)
-            if mode is not None:
-                os.chmod(tmp, mode)
-            os.replace(tmp, target)
+            # a fresh name (O_EXCL): a link planted under a predictable temporary name is never followed
+            fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".patch.tmp")
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write(data)
+                if mode is not None:
+                    os.chmod(tmp, mode)
+                os.replace(tmp, target)
+            except BaseException:
+                if os.path.exists(tmp):
+                    os.unlink(tmp)
+                raise
         changed.append(rel)
     return changed

@@ -13,6 +13,11 @@ On a fresh checkout of the unported project at TARGET:
 
 Exit codes: 0 reproduced (and validated, with --device); 1 the tree or the validation differs;
 2 the skill folder or TARGET cannot be used.
+
+A skill folder may come from someone else: every path it names (in replay.json and in
+manual.patch) is checked before anything is written: relative, no `..`, no drive, no NUL,
+and reached through real folders only, in TARGET and in SKILL_DIR alike. One bad path
+refuses the whole replay (exit 2) with TARGET untouched.
 """
 from __future__ import annotations
 
@@ -63,6 +68,85 @@ def load_replay(skill_dir: Path) -> dict[str, Any]:
     return data
 
 
+@dataclass
+class RecordPaths:
+    """Every location a replay record names, checked (see `check_record_paths`)."""
+
+    patch: Path
+    patch_text: str
+    binary: list[tuple[Path, Path]] = field(default_factory=list)  # (in SKILL_DIR, in TARGET)
+    deleted: list[Path] = field(default_factory=list)
+    entry_source: Optional[Path] = None
+    entry_dest: Optional[Path] = None
+
+
+def _no_link(root: Path, dest: Path) -> None:
+    from ascend_migrate.safe_paths import UnsafePathError, no_link_below
+
+    try:
+        no_link_below(root, dest, "path")
+    except UnsafePathError as exc:
+        raise ReplayError(f"refusing the skill: {exc}") from None
+
+
+def check_record_paths(skill_dir: Path, target: Path, record: dict[str, Any]) -> RecordPaths:
+    """Check every path in the record and in manual.patch before anything is written; a path
+    that is absolute, has `..`, a drive, a NUL or goes through a symlink raises ReplayError (2)."""
+    from ascend_migrate.patchfile import PatchError, parse_patch
+    from ascend_migrate.safe_paths import UnsafePathError, check_relative, inside
+
+    def lst(value: Any, what: str) -> list:
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise ReplayError(f"{skill_dir / 'replay.json'}: {what} is not a list")
+        return value
+
+    try:
+        migrate = record.get("migrate")
+        if not isinstance(migrate, dict) or not isinstance(migrate.get("options"), dict):
+            raise ReplayError(f"{skill_dir / 'replay.json'}: no migrate options")
+        for key in ("entry", "no_entry"):
+            for rel in lst(migrate["options"].get(key), f"migrate.options.{key}"):
+                check_relative(rel, f"migrate.options.{key}")
+        info = record.get("manual_patch") or {}
+        patch = inside(skill_dir, info.get("file") or "manual.patch", "manual_patch.file")
+        try:
+            text = patch.read_text(encoding="utf-8", errors="surrogateescape")
+        except FileNotFoundError:
+            raise ReplayError(f"{patch}: not found") from None
+        except OSError as exc:
+            raise ReplayError(f"{patch}: cannot read: {exc.strerror or exc}") from None
+        try:
+            file_patches = parse_patch(text)
+        except PatchError as exc:
+            raise ReplayError(f"{patch}: {exc}") from None
+        for fp in file_patches:
+            for rel in {fp.old, fp.new} - {None}:
+                inside(target, rel, "path in manual.patch")
+        out = RecordPaths(patch=patch, patch_text=text)
+        for rel in lst(info.get("binary_files"), "manual_patch.binary_files"):
+            if not isinstance(rel, str) or not rel.startswith("files/"):
+                raise UnsafePathError(f"manual_patch.binary_files {rel!r}: not under files/")
+            out.binary.append((inside(skill_dir, rel, "manual_patch.binary_files"),
+                               inside(target, rel.removeprefix("files/"), "manual_patch.binary_files")))
+        for rel in lst(info.get("deleted_binary"), "manual_patch.deleted_binary"):
+            out.deleted.append(inside(target, rel, "manual_patch.deleted_binary"))
+        entry = record.get("entry") or {}
+        if entry.get("unported_file") and entry.get("path"):
+            out.entry_source = inside(skill_dir, entry["unported_file"], "entry.unported_file")
+            out.entry_dest = inside(target, entry["path"], "entry.path")
+        golden = (record.get("golden") or {}).get("file")
+        if golden:
+            inside(skill_dir, golden, "golden.file")
+        thresholds = (record.get("validation") or {}).get("thresholds_file")
+        if thresholds:
+            inside(skill_dir, thresholds, "validation.thresholds_file")
+    except UnsafePathError as exc:
+        raise ReplayError(f"refusing the skill: {exc}; nothing was written") from None
+    return out
+
+
 def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
            echo=lambda message: None) -> ReplayResult:
     from ascend_migrate.fix.api import migrate
@@ -73,13 +157,14 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     record = load_replay(skill_dir)
     if not target.is_dir():
         raise ReplayError(f"{target}: not a folder; check out the unported project there first")
+    paths = check_record_paths(skill_dir, target, record)
     options = record["migrate"]["options"]
     entry = record.get("entry") or {}
     if entry.get("unported_file") and entry.get("path"):
-        dest = target / entry["path"]
+        dest = paths.entry_dest
         if not dest.exists():
             try:
-                stored = (skill_dir / entry["unported_file"]).read_bytes()
+                stored = paths.entry_source.read_bytes()
             except OSError as exc:
                 raise ReplayError(f"{skill_dir / entry['unported_file']}: cannot read the stored entry: {exc}") from None
             dest.parent.mkdir(parents=True, exist_ok=True)
@@ -94,21 +179,23 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     if result.errors:
         echo("   files the migration could not rewrite: " + ", ".join(f.path for f in result.errors))
     patch_info = record.get("manual_patch") or {}
-    patch_path = skill_dir / (patch_info.get("file") or "manual.patch")
+    patch_path = paths.patch
     echo(f"2/4 apply {patch_path.name} ({len(patch_info.get('files') or [])} file(s))")
     try:
-        patched = apply_patch(target, patch_path.read_text(encoding="utf-8", errors="surrogateescape"))
-    except FileNotFoundError:
-        raise ReplayError(f"{patch_path}: not found") from None
+        patched = apply_patch(target, paths.patch_text)
     except PatchError as exc:
         raise ReplayError(f"manual.patch does not apply to the migrate output of {target}: {exc}. "
                           "TARGET is not the revision that was ported (or was not a clean checkout)", 1) from None
-    for rel in patch_info.get("binary_files") or []:
-        dest = target / rel.removeprefix("files/")
+    for source, dest in paths.binary:
+        _no_link(target, dest)  # again: the migration and the patch ran since the first check
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(skill_dir / rel, dest)
-    for rel in patch_info.get("deleted_binary") or []:
-        (target / rel).unlink(missing_ok=True)
+        if dest.is_symlink():
+            dest.unlink()
+        shutil.copyfile(source, dest, follow_symlinks=False)
+    for dest in paths.deleted:
+        _no_link(target, dest)
+        if dest.is_symlink() or dest.is_file():
+            dest.unlink()
     tree = record["tree"]
     manifest = provenance.tree_manifest(target, tree.get("excluded") or [])
     out = ReplayResult(tree_sha256=provenance.manifest_hash(manifest), expected_sha256=tree["sha256"], patched=patched)
@@ -148,11 +235,28 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
                            ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"))
     report = validate_project(target, opts)
-    out_dir = target / ".ascend-migrate"
-    out_dir.mkdir(parents=True, exist_ok=True)
-    (out_dir / "validation-report.json").write_text(to_json(report), encoding="utf-8")
-    (out_dir / "validation-report.md").write_text(to_markdown(report), encoding="utf-8")
+    write_state_files(target, {"validation-report.json": to_json(report), "validation-report.md": to_markdown(report)})
     return report
+
+
+def write_state_files(target: Path, files: dict[str, str]) -> None:
+    """Write files into TARGET/.ascend-migrate together; a linked folder is refused, a linked
+    file is replaced (renamed over), never written through."""
+    from ascend_migrate.fix.commit import Transaction, WriteError
+    from ascend_migrate.safe_paths import UnsafePathError, state_dir
+
+    try:
+        folder = state_dir(target)
+    except UnsafePathError as exc:
+        raise ReplayError(str(exc)) from None
+    txn = Transaction(root=folder)
+    try:
+        for name, text in files.items():
+            txn.stage_bytes(folder / name, text.encode("utf-8"))
+        txn.commit()
+    except WriteError as exc:
+        txn.abort()
+        raise ReplayError(f"cannot write the validation report: {exc}") from None
 
 
 @click.command("replay")

@@ -14,9 +14,10 @@ from ascend_migrate.envsetup.generate import (
     PIP_INDEXES,
     EnvOptionError,
     EnvOptions,
-    add_to_rc,
+    add_to_rc_bytes,
     build_script,
     pip_index_url,
+    replace_file,
     requirements,
 )
 
@@ -36,6 +37,31 @@ def _installed_torch(python: str) -> str:
         except Exception:
             return ""
     return ""
+
+
+def _prepare_rc(rc_file: Path, output: Path) -> tuple[bytes, bytes]:
+    """The rc file's bytes now and with our block; exit 2 when it cannot be edited safely."""
+    if rc_file.exists() and not Path(os.path.realpath(rc_file)).is_file():
+        click.echo(f"error: --rc-file {rc_file}: not a regular file", err=True)
+        sys.exit(2)
+    try:
+        old = rc_file.read_bytes() if rc_file.exists() else b""
+    except OSError as exc:
+        click.echo(f"error: --rc-file {rc_file}: cannot read: {exc.strerror or exc}", err=True)
+        sys.exit(2)
+    folder = Path(os.path.realpath(rc_file)).parent
+    if not os.access(folder, os.W_OK | os.X_OK):
+        click.echo(f"error: --rc-file {rc_file}: its folder {folder} is not writable; nothing was written", err=True)
+        sys.exit(2)
+    return old, add_to_rc_bytes(old, str(output.resolve()))
+
+
+def _replace_or_exit(path: Path, data: bytes, mode: int) -> None:
+    try:
+        replace_file(path, data, mode)
+    except OSError as exc:
+        click.echo(f"error: cannot write {path}: {exc.strerror or exc}; it was left as it was", err=True)
+        sys.exit(2)
 
 
 @click.command(name="env", epilog=EPILOG)
@@ -121,20 +147,20 @@ def env_command(output, set_env, cann_root, also_source, devices, hccl_connect_t
         text = build_script(opts, compat)
     except EnvOptionError as exc:
         raise click.UsageError(str(exc)) from exc
+    rc_new = _prepare_rc(rc_file, output) if rc_file is not None else None  # refused before anything is written
     if output is None:
         click.echo(text, nl=False)
     else:
         output.parent.mkdir(parents=True, exist_ok=True)
-        output.write_text(text, encoding="utf-8")
+        _replace_or_exit(output, text.encode("utf-8"), 0o755)
         output.chmod(0o755)
         info(f"wrote {output}; use it with: source {output}")
         if not opts.set_env:
             click.echo("note: no CANN set_env.sh found on this host; the script uses the default path", err=True)
-    if rc_file is not None:
-        old = rc_file.read_text(encoding="utf-8") if rc_file.exists() else ""
-        new = add_to_rc(old, str(output.resolve()))
-        if new != old:
-            rc_file.write_text(new, encoding="utf-8")
+    if rc_file is not None and rc_new is not None:
+        old_bytes, new_bytes = rc_new
+        if new_bytes != old_bytes:
+            _replace_or_exit(rc_file, new_bytes, 0o644)
         info(f"{rc_file}: sources {output.resolve()}")
     if install:
         specs, _ = requirements(opts, compat)

@@ -49,7 +49,7 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     files are still migrated).
     """
     from ascend_migrate.fix.api import migrate
-    from ascend_migrate.fix.commit import WriteError
+    from ascend_migrate.fix.commit import Interrupted, WriteError
     from ascend_migrate.fix.migrate import MigrateError
     from ascend_migrate.report.terminal import Progress
     from ascend_migrate.scan.walk import display
@@ -76,6 +76,10 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     except (MigrateError, ConfigError, WriteError) as exc:
         click.echo(f"error: {display(str(exc))}", err=True)
         sys.exit(2)
+    except Interrupted as exc:
+        click.echo(f"error: interrupted by signal {exc.signum}: every file is either as it was or fully "
+                   "migrated (rolled back while staging, finished once renaming had begun)", err=True)
+        sys.exit(128 + exc.signum)
     finally:
         for bar in bars.values():
             bar.close()

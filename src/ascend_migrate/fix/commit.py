@@ -4,22 +4,145 @@ Staging is where permissions, full disks and missing folders show up; a failure 
 the destination exactly as it was. A failure while committing (rare: the renames are in
 already-writable folders) restores every file committed so far from the bytes read before,
 and removes folders it created.
+
+Before committing, every file the plan was computed from is read again: a file saved by an
+editor since the plan was made is refused (nothing is written), never silently overwritten.
+SIGTERM, SIGINT and SIGHUP during staging roll back (temporaries removed, tree untouched);
+during the renames they are held until the last rename is done, so an interrupted write
+leaves the tree as it was or fully written, never half of each. A replaced file keeps its
+mode, owner and group (the owner can only be kept when running as root).
 """
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import os
 import shutil
+import signal
 import stat
 import tempfile
+import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import Iterator, Optional
 
 from ascend_migrate.scan.walk import display
 
 
 class WriteError(OSError):
     """Writing the tree failed; the destination was left (or put back) as it was."""
+
+
+class ChangedSincePlanned(WriteError):
+    """A file changed on disk after its rewrite was planned (nothing was written)."""
+
+
+class Interrupted(KeyboardInterrupt):
+    """A termination signal arrived while writing; the write was rolled back or finished."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"interrupted by signal {signum}")
+        self.signum = signum
+
+
+_SIGNALS = tuple(getattr(signal, name) for name in ("SIGTERM", "SIGINT", "SIGHUP") if hasattr(signal, name))
+# Seconds to sleep after each staged file and each rename; only for tests that interrupt a write.
+PAUSE_ENV = "ASCEND_MIGRATE_WRITE_PAUSE"
+
+
+def _pause() -> None:
+    value = os.environ.get(PAUSE_ENV)
+    if value:
+        try:
+            time.sleep(float(value))
+        except ValueError:
+            pass
+
+
+class _SignalGuard:
+    """While active: a termination signal raises Interrupted (staging), or is held and raised
+    when the critical section ends (committing). No-op outside the main thread."""
+
+    def __init__(self) -> None:
+        self.pending: Optional[int] = None
+        self.critical = False
+        self.saved: dict[int, object] = {}
+
+    def _handler(self, signum: int, _frame: object) -> None:
+        if self.critical:
+            self.pending = self.pending or signum
+            return
+        raise Interrupted(signum)
+
+    def install(self) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return
+        for sig in _SIGNALS:
+            try:
+                self.saved[sig] = signal.signal(sig, self._handler)
+            except (ValueError, OSError):
+                continue
+
+    def uninstall(self) -> None:
+        for sig, old in self.saved.items():
+            signal.signal(sig, old)  # type: ignore[arg-type]
+        self.saved.clear()
+
+
+_GUARD: Optional[_SignalGuard] = None
+
+
+@contextlib.contextmanager
+def signals_guarded() -> Iterator[None]:
+    """Turn termination signals into Interrupted for the duration (nested use is one guard)."""
+    global _GUARD
+    if _GUARD is not None:
+        yield
+        return
+    guard = _SignalGuard()
+    guard.install()
+    _GUARD = guard
+    try:
+        yield
+        if guard.pending:
+            raise Interrupted(guard.pending)
+    finally:
+        _GUARD = None
+        guard.uninstall()
+
+
+@contextlib.contextmanager
+def signals_held() -> Iterator[None]:
+    """Hold termination signals until the block ends (then raise Interrupted if one came)."""
+    guard = _GUARD
+    if guard is None or guard.critical:
+        yield
+        return
+    guard.critical = True
+    try:
+        yield
+    finally:
+        guard.critical = False
+    if guard.pending:
+        signum, guard.pending = guard.pending, None
+        raise Interrupted(signum)
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _keep_owner(tmp: str, st: Optional[os.stat_result]) -> None:
+    """Give the new file the replaced file's owner and group (then its mode: chown clears setuid)."""
+    if st is None:
+        return
+    mine = os.stat(tmp)
+    if (mine.st_uid, mine.st_gid) != (st.st_uid, st.st_gid):
+        try:
+            os.chown(tmp, st.st_uid if os.geteuid() == 0 else -1, st.st_gid)
+        except PermissionError:
+            pass  # not root: the owner cannot be given away; the mode is still kept
 
 
 def _why(exc: BaseException) -> str:
@@ -34,13 +157,33 @@ class _Staged:
     original: Optional[bytes] = None  # bytes of the file replaced (None: it did not exist)
     original_mode: Optional[int] = None
     original_link: Optional[str] = None
+    original_stat: Optional[os.stat_result] = None
+    expected: Optional[str] = None  # sha256 the file must still have at commit (None: no check)
     committed: bool = False
 
 
 @dataclass
 class Transaction:
+    """Staged writes. With `root`, a destination under it whose folders include a symlink is
+    refused (a link planted in the tree must not carry writes elsewhere)."""
+
     staged: list[_Staged] = field(default_factory=list)
     created_dirs: list[Path] = field(default_factory=list)
+    root: Optional[Path] = None
+
+    def _check_links(self, dest: Path) -> None:
+        if self.root is None:
+            return
+        try:
+            dest.parent.relative_to(self.root)
+        except ValueError:
+            return  # a place the user named outside the tree (--changes FILE): theirs to choose
+        from ascend_migrate.safe_paths import UnsafePathError, no_link_below
+
+        try:
+            no_link_below(self.root, dest.parent, "destination")
+        except UnsafePathError as exc:
+            raise WriteError(str(exc)) from None
 
     # ------------------------------------------------------------------ staging
     def _mkdirs(self, folder: Path) -> None:
@@ -63,25 +206,40 @@ class Transaction:
             if not dest.is_file():
                 raise WriteError(f"{display(str(dest))} exists and is not a regular file")
             item.original = dest.read_bytes()
-            item.original_mode = dest.stat().st_mode
+            item.original_stat = dest.stat()
+            item.original_mode = item.original_stat.st_mode
 
-    def stage_bytes(self, dest: Path, data: bytes, mode: Optional[int] = None) -> None:
+    def stage_bytes(self, dest: Path, data: bytes, mode: Optional[int] = None,
+                    expected: Optional[bytes] = None) -> None:
+        """Stage `data` for `dest`. `expected`: the bytes the rewrite was planned from; the
+        file must still hold them (checked now and again right before the rename)."""
         try:
+            self._check_links(dest)
             self._mkdirs(dest.parent)
             item = _Staged(dest, None)
             self._remember(item)
+            if expected is not None:
+                item.expected = _digest(expected)
+                if item.original is None or _digest(item.original) != item.expected:
+                    raise ChangedSincePlanned(f"{display(str(dest))} changed since the rewrite was planned "
+                                              "(saved by another program?); run migrate again")
             fd, tmp = tempfile.mkstemp(dir=dest.parent, prefix=f".{dest.name}.", suffix=".tmp")
             item.tmp = Path(tmp)
             self.staged.append(item)
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
+            _keep_owner(tmp, item.original_stat)
             if mode is not None:
                 os.chmod(tmp, stat.S_IMODE(mode))
+            _pause()
+        except WriteError:
+            raise
         except OSError as exc:
             raise WriteError(f"cannot write {display(str(dest))}: {_why(exc)}") from exc
 
     def stage_copy(self, src: Path, dest: Path) -> None:
         try:
+            self._check_links(dest)
             self._mkdirs(dest.parent)
             item = _Staged(dest, None)
             self._remember(item)
@@ -90,35 +248,63 @@ class Transaction:
             item.tmp = Path(tmp)
             self.staged.append(item)
             shutil.copy2(src, tmp, follow_symlinks=False)
+            _pause()
+        except WriteError:
+            raise
         except OSError as exc:
             raise WriteError(f"cannot write {display(str(dest))}: {_why(exc)}") from exc
 
     def stage_link(self, dest: Path, link: str) -> None:
         try:
+            self._check_links(dest)
             self._mkdirs(dest.parent)
             if not os.access(dest.parent, os.W_OK):
                 raise PermissionError(13, "Permission denied")
             item = _Staged(dest, None, link=link)
             self._remember(item)
             self.staged.append(item)
+        except WriteError:
+            raise
         except OSError as exc:
             raise WriteError(f"cannot write {display(str(dest))}: {_why(exc)}") from exc
 
     # ------------------------------------------------------------------ commit / abort
+    def _changed_since_planned(self) -> list[str]:
+        changed = []
+        for item in self.staged:
+            if item.expected is None:
+                continue
+            try:
+                now = _digest(item.dest.read_bytes()) if not item.dest.is_symlink() else ""
+            except OSError:
+                now = ""
+            if now != item.expected:
+                changed.append(display(str(item.dest)))
+        return changed
+
     def commit(self) -> None:
-        try:
-            for item in self.staged:
-                if item.tmp is not None:
-                    os.replace(item.tmp, item.dest)
-                else:
-                    if item.dest.is_symlink() or item.dest.exists():
-                        item.dest.unlink()
-                    os.symlink(item.link, item.dest)
-                item.committed = True
-        except OSError as exc:
-            restored = self.abort()
-            raise WriteError(f"cannot write {display(str(item.dest))}: {_why(exc)}; "
-                             f"restored {restored} file(s) already written") from exc
+        """Rename every staged file into place; signals are held until the last rename."""
+        changed = self._changed_since_planned()
+        if changed:
+            self.abort()
+            more = f" and {len(changed) - 3} more" if len(changed) > 3 else ""
+            raise ChangedSincePlanned(f"{', '.join(changed[:3])}{more} changed since the rewrite was planned "
+                                      "(saved by another program?); run migrate again")
+        with signals_held():
+            try:
+                for item in self.staged:
+                    if item.tmp is not None:
+                        os.replace(item.tmp, item.dest)
+                    else:
+                        if item.dest.is_symlink() or item.dest.exists():
+                            item.dest.unlink()
+                        os.symlink(item.link, item.dest)
+                    item.committed = True
+                    _pause()
+            except OSError as exc:
+                restored = self.abort()
+                raise WriteError(f"cannot write {display(str(item.dest))}: {_why(exc)}; "
+                                 f"restored {restored} file(s) already written") from exc
 
     def abort(self) -> int:
         """Undo: drop staged temporaries, restore committed files. Returns files restored."""

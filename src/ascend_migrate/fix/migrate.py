@@ -23,7 +23,7 @@ from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
-from ascend_migrate.fix.commit import Transaction, WriteError
+from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
 from ascend_migrate.fix.runs import is_run_output, record_run, restore_state, set_aside_state
 from ascend_migrate.fix.rewrite import Change, Options, rewrite_config, rewrite_python, verify
@@ -315,6 +315,22 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
 
     All or nothing: every file (and the change list) is staged first and committed by renames;
     on failure the target is left or put back as it was and WriteError (exit 2) is raised."""
+    with signals_guarded():  # SIGTERM/SIGINT: roll back while staging, held while renaming
+        _apply(result, write=write, output=output, force=force, changes_path=changes_path)
+
+
+def _check_state_folder(target_base: Path) -> None:
+    """Refuse, before anything is written, a `.ascend-migrate` (or its runs folder) that is a link."""
+    from ascend_migrate.safe_paths import STATE_DIR, UnsafePathError, no_link_below
+
+    try:
+        no_link_below(target_base, target_base / STATE_DIR / "runs" / "x", "run history")
+    except UnsafePathError as exc:
+        raise MigrateError(f"{exc}; nothing was written") from None
+
+
+def _apply(result: MigrationResult, *, write: bool, output: Optional[Path], force: bool,
+           changes_path: Optional[Path]) -> None:
     root = result.root
     base = root if root.is_dir() else root.parent
     txn = Transaction()
@@ -327,18 +343,22 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
         if output.exists() and any(output.iterdir()) and not force:
             raise MigrateError(f"--output {output} is not empty; use --force to write into it")
         target_base = output
+        txn.root = output  # a folder link already in OUT (--force) must not carry writes out of it
     elif write:
         target_base = base
     else:
         target_base = None
+    if target_base is not None and target_base.is_dir():
+        _check_state_folder(target_base)
     written: list[str] = []
     stale, moved = None, []
     if output is not None and force:
-        try:  # an earlier port's validation report must never pass for this tree's
-            stale, moved = set_aside_state(output)
-        except OSError as exc:
-            raise WriteError(f"cannot set aside the earlier validation state in {output / '.ascend-migrate'}: "
-                             f"{exc.strerror or exc}; nothing was written to {output}") from exc
+        with signals_held():  # the moves are undone as a whole, never half done
+            try:  # an earlier port's validation report must never pass for this tree's
+                stale, moved = set_aside_state(output)
+            except OSError as exc:
+                raise WriteError(f"cannot set aside the earlier validation state in {output / '.ascend-migrate'}: "
+                                 f"{exc.strerror or exc}; nothing was written to {output}") from exc
     try:
         if output is not None:
             _stage_copy(root, output, result, txn)
@@ -351,7 +371,10 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
                 if not _inside(dest.parent, target_base) or dest.is_symlink():
                     result.notes.append(f"{f.path}: not written (would leave the tree or follow a symlink)")
                     continue
-                txn.stage_bytes(dest, f.new, src.stat().st_mode)
+                if output is not None:
+                    _check_unchanged(src, f)
+                # in place: the file must still hold the bytes the rewrite was planned from
+                txn.stage_bytes(dest, f.new, src.stat().st_mode, expected=f.original if output is None else None)
                 written.append(f.path)
             if changes_path is None:
                 changes_path = target_base / CHANGES_NAME
@@ -362,24 +385,42 @@ def apply(result: MigrationResult, *, write: bool = False, output: Optional[Path
             json_path, csv_path = _change_paths(changes_path)
             txn.stage_bytes(json_path, json_data)
             txn.stage_bytes(csv_path, csv_data)
-        txn.commit()
-    except WriteError as exc:
-        txn.abort()
-        restore_state(stale, moved)
-        where = "in place" if write else f"to {output}" if output is not None else "the change list"
-        raise WriteError(f"{exc}; nothing was written {where}") from exc
-    except BaseException:
-        txn.abort()
-        restore_state(stale, moved)
+    except BaseException as exc:
+        with signals_held():  # a second signal must not stop the roll-back half way
+            txn.abort()
+            restore_state(stale, moved)
+        if isinstance(exc, WriteError):
+            where = "in place" if write else f"to {output}" if output is not None else "the change list"
+            raise type(exc)(f"{exc}; nothing was written {where}") from exc
         raise
-    if stale is not None:
-        result.notes.append(f".ascend-migrate/{stale.name}/: the earlier port's validation state, set aside "
-                            "(validate this tree again)")
-    result.written.extend(written)
-    if target_base is not None:
-        record_run(result, base, target_base, output)  # this run's own folder under .ascend-migrate/runs
-        if changes_path is not None:
-            write_change_list(result, changes_path)  # again, now with the run record
+    # From the first rename to the run record, termination signals are held (raised after).
+    with signals_held():
+        try:
+            txn.commit()
+        except BaseException as exc:
+            restore_state(stale, moved)  # commit() already put the files back
+            if isinstance(exc, WriteError):
+                where = "in place" if write else f"to {output}" if output is not None else "the change list"
+                raise type(exc)(f"{exc}; nothing was written {where}") from exc
+            raise
+        if stale is not None:
+            result.notes.append(f".ascend-migrate/{stale.name}/: the earlier port's validation state, set aside "
+                                "(validate this tree again)")
+        result.written.extend(written)
+        if target_base is not None:
+            record_run(result, base, target_base, output)  # this run's own folder under .ascend-migrate/runs
+            if changes_path is not None:
+                write_change_list(result, changes_path)  # again, now with the run record
+
+
+def _check_unchanged(src: Path, f: FileOutcome) -> None:
+    try:
+        now = src.read_bytes()
+    except OSError as exc:
+        raise WriteError(f"cannot read {display(str(src))}: {exc.strerror or exc}") from exc
+    if now != f.original:
+        raise ChangedSincePlanned(f"{display(str(src))} changed since the rewrite was planned (saved by another "
+                                  "program?); run migrate again")
 
 
 def _stage_copy(root: Path, output: Path, result: MigrationResult, txn: Transaction) -> None:

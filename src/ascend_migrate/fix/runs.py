@@ -71,12 +71,14 @@ def record_run(result: "MigrationResult", base: Path, target_base: Path, output:
     """Write this run's change list into its own folder; move the pointer when files changed."""
     from ascend_migrate.fix.migrate import write_atomic, write_change_list
 
-    runs = target_base / RUNS_DIR
+    from ascend_migrate.safe_paths import state_path
+
+    runs = state_path(target_base, "runs", "x").parent  # refuses a linked .ascend-migrate or runs/
     stamp = _stamp()
     run_dir, n = runs / stamp, 1
     while run_dir.exists():
         run_dir, n = runs / f"{stamp}-{n}", n + 1
-    run_dir.mkdir(parents=True)
+    run_dir.mkdir(parents=True)  # a fresh folder of our own: nothing in it can be a link
     result.run_dir = run_dir
     result.run_record = {
         "source": str(Path(base).resolve()), "target": str(Path(target_base).resolve()),
@@ -93,11 +95,13 @@ def record_run(result: "MigrationResult", base: Path, target_base: Path, output:
 
 def last_change_list(tree: Path) -> Optional[Path]:
     """The change list of the last run that changed files in `tree` (None when there is none)."""
+    from ascend_migrate.safe_paths import UnsafePathError, inside
+
     tree = Path(tree)
-    try:
-        data = json.loads((tree / LAST_RUN_POINTER).read_text(encoding="utf-8"))
-        path = tree / data["changes"]
-    except (OSError, ValueError, KeyError, TypeError):
+    try:  # the pointer and the list it names are read only from real folders inside the tree
+        data = json.loads(inside(tree, LAST_RUN_POINTER.as_posix(), "run pointer").read_text(encoding="utf-8"))
+        path = inside(tree, data["changes"], "change list")
+    except (OSError, ValueError, KeyError, TypeError, UnsafePathError):
         return None
     return path if path.is_file() else None
 

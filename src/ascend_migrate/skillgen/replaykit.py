@@ -11,6 +11,7 @@ The gate refuses, each time saying what to do:
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import shlex
 import shutil
@@ -85,10 +86,11 @@ class Bundle:
 
 
 def migrate_command(options: dict[str, Any], target: str = ".") -> str:
-    parts = ["ascend-migrate", "migrate", target, "--write", "--style", str(options.get("style") or "transfer")]
+    parts = ["ascend-migrate", "migrate", shlex.quote(target), "--write", "--style",
+             shlex.quote(str(options.get("style") or "transfer"))]
     for key, flag in MIGRATE_FLAGS:
         if options.get(key):
-            parts += [flag, str(options[key])]
+            parts += [flag, shlex.quote(str(options[key]))]
     for key, flag in MIGRATE_SWITCHES:
         if options.get(key):
             parts.append(flag)
@@ -146,8 +148,15 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
     golden_file = None
     gpath = Path(golden.get("path") or "")
     if golden.get("path") and gpath.is_file() and gpath.stat().st_size <= MAX_GOLDEN_BYTES:
+        data = gpath.read_bytes()
+        now = hashlib.sha256(data).hexdigest()
+        if golden.get("sha256") and now != golden["sha256"]:
+            # re-captured after the validation: the bundle would carry a reference the port never passed
+            raise SkillGenError(f"{gpath}: the golden file changed since the validation (sha256 {now}, the report "
+                                f"recorded {golden['sha256']}); restore the golden the port was validated against "
+                                "or re-run `ascend-migrate validate` with this one")
         golden_file = f"golden/{gpath.name}"
-        bundle.files[golden_file] = gpath.read_bytes()
+        bundle.files[golden_file] = data
     entry_spec = golden.get("entry") or (report.get("options") or {}).get("entry") or ""
     entry_file = unported_entry = None
     target = entry_spec.rpartition(":")[0]
@@ -168,16 +177,18 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
                                 "store the thresholds that passed. Restore the file or re-run `ascend-migrate validate`")
         thresholds_file = "thresholds.yaml"
         bundle.files[thresholds_file] = tpath.read_bytes()
-    capture = (f"ascend-migrate validate capture {entry_spec} --root ORIGINAL_CHECKOUT --device cuda:0 "
-               f"--seed {golden.get('seed') or 0}"
-               + (f" --steps {golden['steps']}" if golden.get("kind") == "train" and golden.get("steps") else "")
-               + (f" --autocast {golden['autocast']}" if golden.get("autocast") else "")
+    # command lines made from names in the tree: every value is shell-quoted
+    q = lambda value: shlex.quote(str(value))  # noqa: E731
+    capture = (f"ascend-migrate validate capture {q(entry_spec)} --root ORIGINAL_CHECKOUT --device cuda:0 "
+               f"--seed {q(golden.get('seed') or 0)}"
+               + (f" --steps {q(golden['steps'])}" if golden.get("kind") == "train" and golden.get("steps") else "")
+               + (f" --autocast {q(golden['autocast'])}" if golden.get("autocast") else "")
                + " -o golden.pt")
     validate_cmd = "ascend-migrate validate . --device npu:0 --golden golden.pt"
     for key, flag in (("entry", "--entry"), ("autocast", "--autocast"), ("dtype", "--dtype"),
                       ("ddp_entry", "--ddp-entry"), ("ddp_steps", "--ddp-steps")):
         if vopts.get(key):
-            validate_cmd += f" {flag} {vopts[key]}"
+            validate_cmd += f" {flag} {q(vopts[key])}"
     if vopts.get("ddp") is False:
         validate_cmd += " --no-ddp"
     if thresholds_file:

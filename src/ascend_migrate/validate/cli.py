@@ -113,9 +113,14 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
     if confirm and not note.strip():
         raise click.UsageError("--confirm needs a reason: add --note 'why this item is acceptable' "
                                "(it is recorded in the report)")
+    from ascend_migrate.safe_paths import UnsafePathError, state_dir
+
     if confirm:
         try:
             written = record_confirmations(path, list(confirm), note)
+        except UnsafePathError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
         except OSError as exc:
             click.echo(f"error: cannot record the confirmation: {exc.strerror or exc} "
                        f"(is {path} read-only?)", err=True)
@@ -138,11 +143,18 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         thresholds=thresholds, thresholds_file=str(Path(thresholds_file).resolve()) if thresholds_file else None, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
         ddp_timeout_s=ddp_timeout, environment=environment,
     )
+    if report_dir is None:
+        try:  # refused before the run: a linked .ascend-migrate would carry the report elsewhere
+            state_dir(project_dir(path), create=False)
+        except UnsafePathError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
     report = validate_project(path, opts)
     out_dir = report_dir or (project_dir(path) / ".ascend-migrate")
     json_path = out_dir / "validation-report.json"
     md_path = out_dir / "validation-report.md"
-    _write_reports({json_path: to_json(report), md_path: to_markdown(report)})
+    _write_reports({json_path: to_json(report), md_path: to_markdown(report)},
+                   root=None if report_dir else project_dir(path))
     if fmt == "json":
         click.echo(to_json(report), nl=False)
     elif fmt == "markdown":
@@ -153,11 +165,11 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
     sys.exit(0 if report["verdict"] == "pass" else 1)
 
 
-def _write_reports(files: dict[Path, str]) -> None:
+def _write_reports(files: dict[Path, str], root: Optional[Path] = None) -> None:
     """Write the report files together (both or neither); exit 2 with a message on failure."""
     from ascend_migrate.fix.commit import Transaction, WriteError
 
-    txn = Transaction()
+    txn = Transaction(root=root)  # under the tree: no folder on the way may be a link
     try:
         for dest, text in files.items():
             txn.stage_bytes(dest, text.encode("utf-8"))
@@ -231,12 +243,16 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import capture
     from ascend_migrate.validate.entry import EntryError
+    from ascend_migrate.validate.golden import GoldenError
 
     device = _device(device)
     if ":" not in entry:
         raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint="ENTRY")
     try:
         golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast))
+    except GoldenError as exc:  # a NaN/inf reference: refused, nothing written
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)

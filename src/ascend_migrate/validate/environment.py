@@ -5,13 +5,29 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 from typing import Any
+
+_SRC_DIR = str(Path(__file__).resolve().parents[2])  # the folder holding this ascend_migrate package
+
+
+# Started with `-c`: sys.path[0] (the working folder) is dropped and this package's folder is
+# put first unless the interpreter already finds it (installed), so no folder of the validated
+# tree, nor a stdlib-shadowing one, comes first.
+_BOOT = ("import sys; src = sys.argv.pop(1); sys.path.pop(0); "
+         "sys.path.insert(0, src) if src not in sys.path else None; "
+         "from ascend_migrate.cli import main; main()")
 
 
 def collect_environment(device: str, timeout_s: float = 120.0) -> dict[str, Any]:
-    cmd = [sys.executable, "-m", "ascend_migrate", "check", "--device", device, "--json"]
+    """Run the host check in a subprocess. It runs in an empty folder and imports this package
+    from where this process found it: a module of the validated tree (say its own
+    `ascend_migrate/` or `torch/`) can never stand in for ours."""
+    cmd = [sys.executable, "-c", _BOOT, _SRC_DIR, "check", "--device", device, "--json"]
     try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+        with tempfile.TemporaryDirectory(prefix="ascend-migrate-check-") as empty:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s, cwd=empty)
     except subprocess.TimeoutExpired:
         return {"error": f"`ascend-migrate check` did not finish within {timeout_s:g} s"}
     except OSError as exc:

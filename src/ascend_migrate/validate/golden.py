@@ -32,9 +32,33 @@ class Golden:
     losses: list[float] = field(default_factory=list)
 
 
-def save_golden(path: Path | str, golden: Golden) -> Path:
+def non_finite(golden: Golden) -> list[str]:
+    """What in the golden run is NaN or infinite (a reference like that proves nothing: an
+    all-inf port would match it)."""
+    import math
+
     import torch
 
+    problems = [f"loss at step {i} is {x!r}" for i, x in enumerate(golden.losses) if not math.isfinite(float(x))]
+    for name, tensor in golden.outputs.items():
+        t = torch.as_tensor(tensor)
+        if (t.is_floating_point() or t.is_complex()) and t.numel():
+            bad = int((~torch.isfinite(t)).sum())
+            if bad:
+                problems.append(f"output {name!r} has {bad} NaN/Inf value(s)")
+    return problems
+
+
+def save_golden(path: Path | str, golden: Golden) -> Path:
+    """Write the golden file; a run with a NaN or infinite loss or output raises GoldenError
+    and nothing is written."""
+    import torch
+
+    problems = non_finite(golden)
+    if problems:
+        raise GoldenError("the reference run is not finite (" + "; ".join(problems[:3]) +
+                          (f"; {len(problems) - 3} more" if len(problems) > 3 else "") +
+                          "); no golden file written: fix the reference run (seed, learning rate, dtype) first")
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     payload = {

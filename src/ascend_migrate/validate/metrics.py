@@ -139,7 +139,11 @@ def judge_metrics(
         hard_fail.append(f"{label}: nan_inf {m.target_nan_inf} NaN/Inf value(s) in the target (hard limit: none)")
     if hard.nan_inf and m.golden_nan_inf:
         hard_fail.append(f"{label}: nan_inf {m.golden_nan_inf} NaN/Inf value(s) in the golden output (hard limit: none)")
-    if m.cosine < hard.cosine_min:
+    if not hard.nan_inf and (m.target_nan_inf or m.golden_nan_inf):
+        # the hard limit is off, but a non-finite value is never a match (inf <= inf must not pass)
+        return "fail", [f"{label}: {m.target_nan_inf} NaN/Inf value(s) in the target, {m.golden_nan_inf} in the "
+                        "golden output; non-finite values never compare equal"]
+    if not math.isfinite(m.cosine) or m.cosine < hard.cosine_min:
         hard_fail.append(f"{label}: cosine {_fmt(m.cosine)} < {_fmt(hard.cosine_min)} (hard limit)")
     if m.max_abs > hard.max_abs:
         hard_fail.append(f"{label}: max_abs {_fmt(m.max_abs)} > {_fmt(hard.max_abs)} (hard limit)")
@@ -255,7 +259,7 @@ def compare_losses(
         g = float(g)
         allowed = tol.rtol * abs(g) + tol.atol
         diff = abs(t - g) if math.isfinite(t) and math.isfinite(g) else math.inf
-        ok = diff <= allowed
+        ok = math.isfinite(t) and math.isfinite(g) and diff <= allowed  # inf vs inf is no match
         per_step.append({
             "step": i, "target": _json_float(t), "golden": _json_float(g),
             "abs_diff": _json_float(diff), "allowed": allowed, "ok": ok,

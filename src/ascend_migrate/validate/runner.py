@@ -38,7 +38,14 @@ def confirmations_path(path: Path) -> Path:
 
 
 def load_confirmations(path: Path) -> dict[str, dict[str, Any]]:
+    """The recorded confirmations; a record reached through a symlink is not ours and is ignored."""
+    from ascend_migrate.safe_paths import UnsafePathError, no_link_below
+
     file = confirmations_path(path)
+    try:
+        no_link_below(project_dir(path), file, "confirmations")
+    except UnsafePathError:
+        return {}
     if not file.is_file():
         return {}
     try:
@@ -55,13 +62,16 @@ def record_confirmations(path: Path, ids: list[str], note: str = "") -> Path:
     unknown = [i for i in ids if i not in known]
     if unknown:
         raise KeyError(", ".join(unknown))
-    file = confirmations_path(path)
+    from ascend_migrate.fix.migrate import write_atomic
+    from ascend_migrate.safe_paths import state_path
+
+    # a linked .ascend-migrate raises UnsafePathError; a linked file is renamed over, not followed
+    file = state_path(project_dir(path), CONFIRM_FILE.name)
     confirmed = load_confirmations(path)
     for item_id in ids:
         confirmed[item_id] = {"at": _now(), "note": note}
-    file.parent.mkdir(parents=True, exist_ok=True)
-    file.write_text(json.dumps({"schema": "ascend-migrate/validation-confirmations/1",
-                                "confirmed": confirmed}, indent=2) + "\n", encoding="utf-8")
+    write_atomic(file, (json.dumps({"schema": "ascend-migrate/validation-confirmations/1",
+                                    "confirmed": confirmed}, indent=2) + "\n").encode("utf-8"))
     return file
 
 

@@ -1,6 +1,8 @@
 """Numerical thresholds (knowledge/thresholds.yaml), per dtype."""
 from __future__ import annotations
 
+import math
+
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -145,9 +147,14 @@ _TOP_FIELDS = (
 
 
 def _non_negative(path: Path, where: str, rec: dict) -> None:
+    """Every number finite and not negative: `.inf` would let any difference pass, `.nan` compares
+    false both ways, so either would turn a gate into no gate."""
     for key, value in rec.items():
-        if isinstance(value, (int, float)) and not isinstance(value, bool) and value < 0:
-            raise KnowledgeError(path, f"{where}.{key}", "must not be negative")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if not math.isfinite(value):
+                raise KnowledgeError(path, f"{where}.{key}", f"must be a finite number, not {value!r}")
+            if value < 0:
+                raise KnowledgeError(path, f"{where}.{key}", "must not be negative")
 
 
 def _per_dtype(path: Path, table: dict, key: str, fields, build):
