@@ -182,5 +182,32 @@ def _thresholds_section() -> list[str]:
         f"parameter sum agrees within rtol {_fmt(th.ddp.param_rtol)}.",
         "",
         f"DataLoader: at most {th.dataloader_max_literal_workers} hard-coded workers.",
+        "",
     ]
+    return lines + _precision_section(th.precision)
+
+
+def _precision_section(assumed: str) -> list[str]:
+    """The precision switches from knowledge/precision_switches.yaml, for the reference page."""
+    from ascend_migrate.validate.precision import load_switches
+
+    lines = [
+        "## Precision modes",
+        "",
+        f"The default thresholds assume precision mode `{assumed}`. CUDA computes cuDNN convolutions",
+        "in TF32 by default and torch_npu computes convolutions in HF32 by default; both differ from",
+        "fp32 by more than the fp32 relative limit. `validate capture` and `validate run` therefore pin",
+        "these switches to one mode (`--precision fp32`, the default: every reduced format off;",
+        "`--precision reduced`: TF32/HF32 on) and record them in the golden file and the report. A",
+        "switch that differs between golden and run is a provenance mismatch (`precision-modes`), and",
+        "the outputs are not judged by number. Switches missing from a torch build (torch.npu without",
+        "torch_npu) are recorded as absent and not compared. From",
+        "`src/ascend_migrate/knowledge/precision_switches.yaml`:",
+        "",
+        "| switch | device | default | fp32 mode | reduced mode | affects | source |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for s in load_switches():
+        lines.append(f"| `torch.{s.path}` | {s.device} | {_fmt(s.default)} | {_fmt(s.fp32)} | {_fmt(s.reduced)} | "
+                     f"{s.affects} | {s.source} |")
     return lines

@@ -21,6 +21,9 @@ from ascend_migrate.console import info
 DEVICE_HELP = "cpu, cuda:N or npu:N"
 AUTOCAST = click.Choice(["none", "fp16", "bf16"])
 DTYPES = click.Choice(["fp32", "fp16", "bf16"])
+PRECISION = click.Choice(["fp32", "reduced"])
+PRECISION_HELP = ("Precision switches pinned for the run and recorded: fp32 turns TF32/HF32 off, reduced turns "
+                  "them on (knowledge/precision_switches.yaml). Capture and validate must use the same mode.")
 
 
 class _DefaultGroup(click.Group):
@@ -84,6 +87,7 @@ def validate_command() -> None:
 @click.option("--dtype", type=DTYPES, help="Thresholds to apply (default: the lower precision of golden and target).")
 @click.option("--thresholds", "thresholds_file", type=click.Path(exists=True, dir_okay=False),
               help="Thresholds YAML replacing the defaults.")
+@click.option("--precision", type=PRECISION, default="fp32", show_default=True, help=PRECISION_HELP)
 @click.option("--ddp/--no-ddp", default=True, show_default=True,
               help="Run the two-process DDP smoke test when the project uses torch.distributed.")
 @click.option("--ddp-entry", help="Train entry for the DDP smoke test (default: the golden file's train entry).")
@@ -100,7 +104,7 @@ def validate_command() -> None:
               show_default=True, callback=lambda _c, _p, v: "markdown" if v == "md" else v,
               help="What to print on stdout (md and markdown are the same).")
 def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional[str], autocast: str,
-                dtype: Optional[str], thresholds_file: Optional[str], ddp: bool, ddp_entry: Optional[str],
+                dtype: Optional[str], thresholds_file: Optional[str], precision: str, ddp: bool, ddp_entry: Optional[str],
                 ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
                 report_dir: Optional[Path], environment_file: Optional[str], fmt: str) -> None:
     """Validate the ported tree at PATH and write the report."""
@@ -141,7 +145,7 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
     opts = ValidateOptions(
         device=device, golden=golden, entry=entry, autocast=_autocast(autocast), dtype=dtype,
         thresholds=thresholds, thresholds_file=str(Path(thresholds_file).resolve()) if thresholds_file else None, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
-        ddp_timeout_s=ddp_timeout, environment=environment,
+        ddp_timeout_s=ddp_timeout, environment=environment, precision=precision,
     )
     if report_dir is None:
         try:  # refused before the run: a linked .ascend-migrate would carry the report elsewhere
@@ -238,7 +242,9 @@ def _where(exc: BaseException, root: Path) -> str:
 @click.option("--steps", type=click.IntRange(1, 100000), default=5, show_default=True,
               help="Training steps (train entries).")
 @click.option("--autocast", type=AUTOCAST, default="none", show_default=True)
-def capture_command(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str) -> None:
+@click.option("--precision", type=PRECISION, default="fp32", show_default=True, help=PRECISION_HELP)
+def capture_command(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str,
+                    precision: str) -> None:
     """Run ENTRY on the reference device and save golden outputs and losses."""
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import capture
@@ -249,7 +255,8 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
     if ":" not in entry:
         raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint="ENTRY")
     try:
-        golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast))
+        golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast),
+                         precision=precision)
     except GoldenError as exc:  # a NaN/inf reference: refused, nothing written
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
@@ -277,10 +284,12 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
 @click.option("--autocast", type=AUTOCAST, default="none", show_default=True)
 @click.option("--dtype", type=DTYPES, help="Thresholds to apply (default: the lower precision of golden and target).")
 @click.option("--thresholds", "thresholds_file", type=click.Path(exists=True, dir_okay=False))
+@click.option("--precision", type=PRECISION, default="fp32", show_default=True, help=PRECISION_HELP)
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the comparison as JSON.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare_command(golden: Path, device: str, entry: Optional[str], root: Path, autocast: str,
-                    dtype: Optional[str], thresholds_file: Optional[str], json_out: Optional[Path], fmt: str) -> None:
+                    dtype: Optional[str], thresholds_file: Optional[str], precision: str, json_out: Optional[Path],
+                    fmt: str) -> None:
     """Run the golden file's entry on the target device and compare (0 pass, 1 fail)."""
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import compare
@@ -290,7 +299,8 @@ def compare_command(golden: Path, device: str, entry: Optional[str], root: Path,
     device = _device(device)
     thresholds = _thresholds(thresholds_file)
     try:
-        result = compare(golden, root, device, thresholds, spec=entry, autocast=_autocast(autocast), dtype=dtype)
+        result = compare(golden, root, device, thresholds, spec=entry, autocast=_autocast(autocast), dtype=dtype,
+                         precision_mode=precision)
     except GoldenError as exc:
         raise click.BadParameter(str(exc), param_hint="GOLDEN") from exc
     except (EntryError, DeviceError) as exc:

@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
 
-from ascend_migrate.validate import devices
+from ascend_migrate.validate import devices, precision
 from ascend_migrate.validate.entry import EntryRun, run_entry
 from ascend_migrate.validate.golden import Golden, load_golden, save_golden
 from ascend_migrate.validate.metrics import (
@@ -35,6 +35,7 @@ def run_meta(spec: str, device: str, run: EntryRun, seed: int, steps: int,
         "seed": seed,
         "steps": steps if run.kind == "train" else None,
         "deterministic": True,
+        "precision": run.precision,
         "versions": devices.versions(),
         "created": _now(),
         "outputs": {
@@ -64,10 +65,12 @@ def capture(
     seed: int = 0,
     steps: int = 5,
     autocast: Optional[str] = None,
+    precision: Optional[str] = None,
 ) -> Golden:
-    """Run the entry on the reference device and write the golden file."""
+    """Run the entry on the reference device and write the golden file (with the precision
+    switches in effect, so a comparison can tell whether it ran the same way)."""
     root = Path(root)
-    run = run_entry(spec, root, device, seed=seed, steps=steps, autocast=autocast)
+    run = run_entry(spec, root, device, seed=seed, steps=steps, autocast=autocast, precision=precision)
     golden = Golden(
         meta=run_meta(spec, device, run, seed, steps, autocast),
         outputs=run.outputs,
@@ -86,6 +89,7 @@ class Comparison:
     outputs: list[OutputResult] = field(default_factory=list)
     loss: Optional[LossResult] = None
     error: Optional[str] = None  # the target run could not be done
+    precision_mismatch: list[str] = field(default_factory=list)  # provenance, not numbers
 
     @property
     def passed(self) -> bool:
@@ -97,6 +101,7 @@ class Comparison:
             msgs.append(self.loss.message)
         if self.error:
             msgs.append(self.error)
+        msgs += [f"provenance mismatch: {m}" for m in self.precision_mismatch]
         return msgs
 
     def to_dict(self) -> dict[str, Any]:
@@ -108,6 +113,7 @@ class Comparison:
             "outputs": [r.to_dict() for r in self.outputs],
             "loss": self.loss.to_dict() if self.loss else None,
             "error": self.error,
+            "precision_mismatch": self.precision_mismatch,
             "failures": self.failures(),
         }
 
@@ -131,7 +137,9 @@ def compare_runs(
     if golden.losses or run.losses:
         loss = compare_losses(run.losses, golden.losses, thresholds.loss_tol(key), key)
     ok = all(r.passed for r in outputs) and (loss is None or loss.passed)
-    return Comparison("pass" if ok else "fail", key, golden.meta, target_meta or {}, outputs, loss)
+    mismatch = precision.mismatches(golden.meta.get("precision"), run.precision)
+    return Comparison("pass" if ok and not mismatch else "fail", key, golden.meta, target_meta or {}, outputs, loss,
+                      precision_mismatch=mismatch)
 
 
 def compare(
@@ -142,14 +150,16 @@ def compare(
     spec: Optional[str] = None,
     autocast: Optional[str] = None,
     dtype: Optional[str] = None,
+    precision_mode: Optional[str] = None,
 ) -> Comparison:
-    """Run the golden file's entry (or `spec`) on `device` and compare."""
+    """Run the golden file's entry (or `spec`) on `device` with the precision switches of
+    `precision_mode` (fp32 by default) and compare."""
     golden = load_golden(golden_path)
     spec = spec or golden.meta.get("entry")
     if not spec:
         raise ValueError("the golden file names no entry; pass one")
     seed = int(golden.meta.get("seed") or 0)
     steps = int(golden.meta.get("steps") or max(len(golden.losses), 1))
-    run = run_entry(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast)
+    run = run_entry(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast, precision=precision_mode)
     meta = run_meta(spec, device, run, seed, steps, autocast)
     return compare_runs(golden, run, thresholds, dtype, meta)

@@ -195,6 +195,7 @@ class EntryRun:
     losses: list[float] = field(default_factory=list)
     dtype: Optional[str] = None  # precision the entry says it runs in
     model: Any = None  # trained model, when a train entry returns one
+    precision: Optional[dict[str, Any]] = None  # switches in effect (validate.precision.snapshot)
 
 
 def interpret_result(result: Any, device: str, autocast: Optional[str]) -> EntryRun:
@@ -272,16 +273,21 @@ def run_entry(
     seed: int = 0,
     steps: int = 5,
     autocast: Optional[str] = None,
+    precision: Optional[str] = None,
 ) -> EntryRun:
-    """Load and run the entry on `device` under `seed` and deterministic settings."""
+    """Load and run the entry on `device` under `seed`, deterministic settings and the precision
+    switches of `precision` (validate.precision: fp32 by default), recorded in the run."""
+    from ascend_migrate.validate.precision import pinned
+
     root = Path(root).resolve()
     devices.prepare_device(device)
     with project_imports(root):
         fn = load_entry(spec, root)
         devices.seed_everything(seed)
-        with devices.deterministic(device):
+        with devices.deterministic(device), pinned(precision) as record:
             result = call_entry(fn, device=device, steps=steps, seed=seed)
             run = interpret_result(result, device, autocast)
+            run.precision = record
     return run
 
 

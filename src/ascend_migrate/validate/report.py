@@ -91,6 +91,12 @@ def to_markdown(report: dict[str, Any]) -> str:
                   + (f" (`{golden.get('sha256')}`)" if golden.get("sha256") else "")
                   + (f"; {golden['why_not']}" if golden.get("why_not") else ""),
                   f"- Tree hash: `{tree.get('sha256')}` over {tree.get('files')} files ({tree.get('algorithm')})"]
+        prec = prov.get("precision") or {}
+        if prec.get("mode"):
+            on = sorted(k for k, v in ((prec.get("run") or {}).get("switches") or {}).items() if v)
+            lines.append(f"- Precision mode: {prec['mode']} (thresholds assume {prec.get('thresholds_assume')}); "
+                         f"switches on in the run: {', '.join(on) or 'none'}"
+                         + (f"; MISMATCH: {'; '.join(prec['mismatch'])}" if prec.get("mismatch") else ""))
         if report.get("checksum"):
             lines.append(f"- Report checksum: `{report['checksum'].get('value')}`")
     lines += ["", "## Items", "", "| Status | ID | Item | Kind | Severity | Summary |", "|---|---|---|---|---|---|"]

@@ -90,6 +90,7 @@ class ValidateOptions:
     ddp_steps: Optional[int] = None
     ddp_timeout_s: Optional[float] = None
     thresholds_file: Optional[str] = None  # recorded in the report so a replay can use it again
+    precision: str = "fp32"  # validate.precision mode pinned for the target run
     environment: Optional[dict[str, Any]] = None  # None: run `ascend-migrate check --json`
     scan_result: Optional[ScanResult] = None  # None: scan PATH
     extra: dict[str, Any] = field(default_factory=dict)
@@ -229,6 +230,7 @@ def _options_record(opts: ValidateOptions, root: Path) -> dict[str, Any]:
         "entry": opts.entry,
         "autocast": opts.autocast,
         "dtype": opts.dtype,
+        "precision": opts.precision,
         "thresholds_file": opts.thresholds_file,
         "ddp": opts.ddp,
         "ddp_entry": opts.ddp_entry,
@@ -265,6 +267,7 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
             "steps": dynamic.golden_meta.get("steps"),
             "dtype": dynamic.golden_meta.get("dtype"),
             "autocast": dynamic.golden_meta.get("autocast"),
+            "precision": dynamic.golden_meta.get("precision"),
         })
     if not compared:
         golden["why_not"] = ("no golden file given (--golden)" if opts.golden is None
@@ -274,6 +277,8 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
         "device_kind": device_kind(opts.device),
         "host": provenance.host_record(environment or {}),
         "golden": golden,
+        # the precision switches pinned for the run and recorded with the golden (validate.precision)
+        "precision": dynamic.precision_record(),
         "tree": {
             "algorithm": provenance.TREE_HASH_ALGO,
             "sha256": provenance.manifest_hash(manifest),
@@ -320,9 +325,12 @@ class _Dynamic:
         self._compared = False
 
     def run(self, item: ChecklistItem) -> CheckResult:
+        if item.check == "precision_modes":
+            self._compare()
+            return self._precision_item()
         if item.check in ("golden_outputs", "loss_curve"):
             self._compare()
-            return self._golden_item() if item.check == "golden_outputs" else self._loss_item()
+            return self._mismatched() or (self._golden_item() if item.check == "golden_outputs" else self._loss_item())
         if item.check == "ddp_smoke":
             return self._ddp_item()
         raise KeyError(f"checklist item {item.id}: no dynamic check named {item.check!r}")
@@ -337,7 +345,8 @@ class _Dynamic:
         try:
             self.golden_meta = load_golden(self.opts.golden).meta
             self.comparison = compare(self.opts.golden, self.root, self.opts.device, self.thresholds,
-                                      spec=self.opts.entry, autocast=self.opts.autocast, dtype=self.opts.dtype)
+                                      spec=self.opts.entry, autocast=self.opts.autocast, dtype=self.opts.dtype,
+                                      precision_mode=self.opts.precision)
             self.dtype_used = self.comparison.dtype
         except Exception as exc:
             self.compare_error = f"{type(exc).__name__}: {exc}"
@@ -351,6 +360,40 @@ class _Dynamic:
             return CheckResult("fail", [{"message": f"the target run failed: {self.compare_error}"}],
                                "the target run failed")
         return None
+
+    def precision_record(self) -> dict[str, Any]:
+        """The precision provenance: mode, both sides' switches, and what differs."""
+        from ascend_migrate.validate.precision import thresholds_mismatch
+
+        comp = self.comparison
+        record: dict[str, Any] = {"mode": self.opts.precision, "thresholds_assume": self.thresholds.precision}
+        if comp is not None:
+            record.update(golden=self.golden_meta.get("precision"), run=comp.target_meta.get("precision"),
+                          mismatch=list(comp.precision_mismatch))
+        problem = thresholds_mismatch(self.thresholds.precision, self.opts.precision)
+        if problem:
+            record.setdefault("mismatch", []).append(problem)
+        return record
+
+    def _mismatched(self) -> Optional[CheckResult]:
+        """Outputs from runs under different precision switches are not judged by number."""
+        if self.comparison is not None and self.precision_record().get("mismatch"):
+            return CheckResult("skip", [{"message": "not judged: the golden and this run used different precision "
+                                                    "switches (see precision-modes)"}],
+                               "not judged: precision provenance differs")
+        return None
+
+    def _precision_item(self) -> CheckResult:
+        early = self._no_golden()
+        if early:
+            return early
+        record = self.precision_record()
+        mismatch = record.get("mismatch") or []
+        if mismatch:
+            return CheckResult("fail", [{"message": f"provenance mismatch: {m}"} for m in mismatch],
+                               "provenance mismatch: " + "; ".join(mismatch))
+        return CheckResult("pass", [{"message": f"golden and run both in {record['mode']} mode", "run": record.get("run")}],
+                           f"golden and run used the same precision switches ({record['mode']} mode)")
 
     def _golden_item(self) -> CheckResult:
         early = self._no_golden()

@@ -97,6 +97,7 @@ class Thresholds:
     loss: dict[str, LossTolerance]
     ddp: DdpSettings
     dataloader_max_literal_workers: int
+    precision: str = "fp32"  # the precision mode (validate.precision) these thresholds were set for
 
     def gate(self, dtype: str) -> OutputGate:
         return self.outputs[dtype]
@@ -107,6 +108,7 @@ class Thresholds:
     def to_dict(self) -> dict[str, Any]:
         return {
             "source": self.source,
+            "precision": self.precision,
             "outputs": {k: v.to_dict() for k, v in self.outputs.items()},
             "hard": self.hard.to_dict(),
             "loss": {k: v.to_dict() for k, v in self.loss.items()},
@@ -143,6 +145,7 @@ _TOP_FIELDS = (
     Field("loss", (dict,)),
     Field("ddp", (dict,)),
     Field("dataloader", (dict,)),
+    Field("precision", (str,), required=False, choices=("fp32", "reduced"), default="fp32"),
 )
 
 
@@ -195,4 +198,5 @@ def load_thresholds(path: Path | str = THRESHOLDS_FILE) -> Thresholds:
         loss=loss,
         ddp=DdpSettings(**ddp),
         dataloader_max_literal_workers=dl["max_literal_workers"],
+        precision=top["precision"],
     )
