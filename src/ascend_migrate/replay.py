@@ -233,7 +233,8 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
                            autocast=vopts.get("autocast"), dtype=vopts.get("dtype"), thresholds=thresholds,
                            thresholds_file=str((skill_dir / stored).resolve()) if stored else None,
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
-                           ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"))
+                           ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"),
+                           precision=vopts.get("precision") or "fp32")
     report = validate_project(target, opts)
     write_state_files(target, {"validation-report.json": to_json(report), "validation-report.md": to_markdown(report)})
     return report

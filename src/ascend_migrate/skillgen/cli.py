@@ -6,6 +6,7 @@ model name, existing SKILL.md without --force), nothing written; 1 the write its
 """
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 from typing import Optional
@@ -15,7 +16,7 @@ import click
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.skillgen.generate import DEFAULT_OUT_ROOT, render_model_skill
 from ascend_migrate.skillgen.render import HUAWEI_PIP_INDEX
-from ascend_migrate.skillgen.writer import write_skill
+from ascend_migrate.skillgen.writer import check_install, client_root, install_copy, write_skill
 
 _file = click.Path(dir_okay=False, path_type=Path)
 
@@ -38,6 +39,10 @@ _file = click.Path(dir_okay=False, path_type=Path)
                    "run); the manual work is stored as a diff against its migrate output.")
 @click.option("--allow-cpu", is_flag=True,
               help="Accept a report validated on CPU (or CUDA); the skill then says so in its title and description.")
+@click.option("--install-to", "install_to", metavar="CLIENT|DIR",
+              help="Also write a copy where an agent client loads skills: claude-user (~/.claude/skills/<model>), "
+                   "claude-project (./.claude/skills/<model>), or DIR/<model>. A different skill there is "
+                   "replaced only with --force.")
 @click.option("--force", is_flag=True, help="Replace an existing SKILL.md (atomically).")
 @click.option("--dry-run", is_flag=True, help="Print the rendered SKILL.md instead of writing it.")
 def skill_command(
@@ -52,6 +57,7 @@ def skill_command(
     out_root: str,
     original: Optional[Path],
     allow_cpu: bool,
+    install_to: Optional[str],
     force: bool,
     dry_run: bool,
 ) -> None:
@@ -73,7 +79,12 @@ def skill_command(
         if dry_run:
             click.echo(files["SKILL.md"], nl=False)
             return
+        installed = None
+        if install_to:
+            check_install(client_root(install_to), slug, files, force=force)  # refuse before writing anything
         written = write_skill(Path(out_root), slug, files, force=force)
+        if install_to:
+            installed = install_copy(client_root(install_to), slug, files, force=force)
     except SkillGenError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -81,3 +92,12 @@ def skill_command(
     for rel in sorted(files):
         if rel != "SKILL.md":
             click.echo(f"wrote {written.parent / rel}")
+    folder = written.parent
+    if installed is not None:
+        click.echo(f"installed a copy for the agent: {installed.parent}")
+    else:
+        click.echo(f"\nThe skill is in {folder}. Agents do not look there: Claude Code loads skills from "
+                   f"~/.claude/skills/<name>/ (every project) or .claude/skills/<name>/ (one project). Copy it:\n"
+                   f"  cp -r {shlex.quote(str(folder))} ~/.claude/skills/\n"
+                   f"or run this command again with --install-to claude-user (or claude-project, or a folder). "
+                   f"Other clients: add {folder / 'SKILL.md'} the way they load skills.")

@@ -1,6 +1,7 @@
 """Generate a per-model skill from a passing validation report, a scan and a change list."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 import re
@@ -54,6 +55,40 @@ def _scan_project(project: Path, warn: Callable[[str], None]) -> ScanSummary:
         if value:
             data[key] = value
     return scan_from_dict(data, f"scan of {project}")
+
+
+def _add_install_facts(bundle: Any, project: Path, original: Path, display: str,
+                       warn: Callable[[str], None]) -> None:
+    """Store what a fresh host installs, decided now (skillgen.recipe): the tool's wheel, the CUDA-only
+    packages of the ORIGINAL, the validated tree's third-party imports, torch_npu's runtime deps."""
+    from ascend_migrate.skillgen.recipe import (
+        _cuda_package_table,
+        cuda_only_packages,
+        project_imports,
+        project_name,
+        runtime_dep_specs,
+    )
+    from ascend_migrate.skillgen.render import _project_files
+    from ascend_migrate.skillgen.wheel import build_tool_wheel
+
+    wheel_name, wheel_bytes = build_tool_wheel()
+    bundle.files[f"tools/{wheel_name}"] = wheel_bytes
+    try:
+        cuda_only = cuda_only_packages(original)
+    except Exception as exc:  # noqa: BLE001 - the scan must not hide the task; say what is missing
+        warn(f"scan of the original {original} failed ({type(exc).__name__}: {exc}); the skill lists no "
+             "CUDA-only packages to remove")
+        cuda_only = []
+    cuda_imports = set(_cuda_package_table()[0])
+    bundle.source_name = project_name(original, display)
+    bundle.replay["project"] = bundle.source_name
+    bundle.replay["environment"].update({
+        "tool_wheel": f"tools/{wheel_name}",
+        "cuda_only_packages": cuda_only,
+        "project_packages": project_imports(project, list(_project_files(project)), cuda_imports),
+        "torch_npu_runtime_deps": runtime_dep_specs(),
+    })
+    bundle.files["replay.json"] = (json.dumps(bundle.replay, indent=2, sort_keys=False) + "\n").encode("utf-8")
 
 
 def _read_notes(path: Path) -> str:
@@ -124,6 +159,7 @@ def render_model_skill(
     versions = {k: str(host[k]) for k in ("python", "torch", "torch_npu", "cann", "driver", "npu_model")
                 if host.get(k) and VERSION_OK.match(str(host[k]))}
     bundle = build_bundle(project, source, validation.raw, prov, options, slug, pip_index, allow_cpu, versions)
+    _add_install_facts(bundle, project, source, display_name(model), warn)
     inputs = RenderInputs(
         slug=slug,
         display=display_name(model),

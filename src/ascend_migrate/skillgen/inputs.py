@@ -86,8 +86,11 @@ def _scalar_text(value: Any, limit: int = 160) -> str:
         text = "-"
     elif isinstance(value, (int, float, str)):
         text = str(value)
+    elif isinstance(value, (list, tuple)) and all(isinstance(v, (int, float, str, bool)) or v is None for v in value):
+        text = ", ".join(_scalar_text(v, limit) for v in value) or "-"
     else:
-        text = json.dumps(value, sort_keys=True, ensure_ascii=False, default=str)
+        # never cut a JSON text in the middle: a table cell says what is there instead
+        return f"({len(value)} entries; see replay.json)" if isinstance(value, (list, tuple, dict)) else "-"
     text = re.sub(r"\s+", " ", text).strip()
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
@@ -128,10 +131,35 @@ def threshold_rows(thresholds: dict[str, Any]) -> list[tuple[str, str]]:
     return flatten(chosen, skip_empty=True)
 
 
+def _comparison_rows(comp: dict[str, Any]) -> list[tuple[str, str]]:
+    """The comparison's verdict and each output's metrics, one row each (not the run metadata)."""
+    rows = [(f"comparison.{k}", _scalar_text(comp[k])) for k in ("status", "dtype") if comp.get(k) is not None]
+    for out in comp.get("outputs") or []:
+        if not isinstance(out, dict):
+            continue
+        metrics = out.get("metrics") if isinstance(out.get("metrics"), dict) else {}
+        shown = ", ".join(f"{k} {_scalar_text(metrics[k])}" for k in ("cosine", "max_abs", "rel_err") if k in metrics)
+        rows.append((f"output {_scalar_text(out.get('output') or out.get('name') or '?', 80)}",
+                     _scalar_text(out.get("status") or "-") + (f" ({shown})" if shown else "")))
+    loss = comp.get("loss")
+    if isinstance(loss, dict):
+        rows.append(("loss", _scalar_text(loss.get("status") or loss.get("message") or "-")))
+    return rows
+
+
 def result_rows(data: dict[str, Any]) -> list[tuple[str, str]]:
-    """Headline numbers: the item summary and the comparison and DDP results, if present."""
+    """Headline numbers: the item summary, the comparison, the precision mode and DDP results."""
     rows: list[tuple[str, str]] = []
-    for key in ("summary", "comparison", "ddp"):
+    comp = data.get("comparison")
+    if isinstance(comp, dict):
+        rows.extend(_comparison_rows(comp))
+    prov = data.get("provenance") if isinstance(data.get("provenance"), dict) else {}
+    prec = prov.get("precision")
+    if isinstance(prec, dict) and prec.get("mode"):
+        on = sorted(k for k, v in ((prec.get("run") or {}).get("switches") or {}).items() if v)
+        rows.append(("precision mode", f"{_scalar_text(prec['mode'])} (thresholds assume "
+                                       f"{_scalar_text(prec.get('thresholds_assume'))}; on: {', '.join(on) or 'none'})"))
+    for key in ("summary", "ddp"):
         value = data.get(key)
         if isinstance(value, dict):
             rows.extend(flatten(value, f"{key}.", 1, skip_empty=True))

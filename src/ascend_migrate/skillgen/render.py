@@ -18,6 +18,7 @@ from ascend_migrate import __version__
 from ascend_migrate.scan.own_outputs import is_own_output
 from ascend_migrate.scan.walk import walk_tree
 from ascend_migrate.skillgen.inputs import ChangeList, ScanSummary, ValidationReport
+from ascend_migrate.skillgen.recipe import public_version, q as shell_quote, validate_command
 
 HUAWEI_PIP_INDEX = "https://repo.huaweicloud.com/repository/pypi/simple/"
 TEMPLATE_DIR = Path(__file__).parent / "templates" / "model-skill"
@@ -85,6 +86,57 @@ def plain(text: str, limit: int = 400) -> str:
 
 
 # --------------------------------------------------------------------------- context
+
+
+def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str, Any], requirements: list[str],
+                 pyg: set[str]) -> dict[str, Any]:
+    """The ordered install-and-replay steps of SKILL.md (skillgen.recipe has the why)."""
+    from ascend_migrate.validate.precision import load_switches
+
+    env = replay.get("environment") or {}
+    vopts = (replay.get("validation") or {}).get("options") or {}
+    golden = replay.get("golden") or {}
+    npu = prov.get("device_kind") == "npu"
+    device = "npu:0" if npu else str(prov.get("device") or inputs.report.device or "cpu")
+    host = prov.get("host") or {}
+    torch_version = public_version(env.get("torch") or str(host.get("torch") or ""))
+    torch_specs = [f"torch=={torch_version}"] if VERSION_RE.match(torch_version or "") else []
+    if npu and env.get("torch_npu"):
+        torch_specs.append(f"torch_npu=={env['torch_npu']}")
+    precision = str(vopts.get("precision") or "fp32")
+    on = [f"`torch.{s.path}`" for s in load_switches() if s.value_for(precision) and "allow_" in s.id]
+    precision_text = (f"{', '.join(on)} on (TF32/HF32), deterministic algorithms on." if on else
+                      "TF32 and HF32 off (full fp32), deterministic algorithms on; the thresholds assume this mode.")
+    venv_text = f"$HOME/.kernelcat/venvs/{inputs.slug}"
+    skill_var = "${CLAUDE_SKILL_DIR}"
+    capture = ["ascend-migrate", "validate", "capture", shell_quote(golden.get("entry_spec") or replay.get("entry", {}).get("spec") or ""),
+               "--root", ".", "--device", shell_quote(golden.get("captured_on") or "cpu"),
+               "--seed", shell_quote(golden.get("seed") or 0), "--precision", shell_quote(precision)]
+    if golden.get("kind") == "train" and golden.get("steps"):
+        capture += ["--steps", shell_quote(golden["steps"])]
+    if golden.get("autocast"):
+        capture += ["--autocast", shell_quote(golden["autocast"])]
+    capture += ["-o", "golden.pt"]
+    return {
+        "npu": npu,
+        "device": device,
+        "venv_text": venv_text,
+        "venv_line": f'VENV="$HOME/.kernelcat/venvs/{inputs.slug}"',  # the slug is [a-z0-9-] (naming)
+        "index_line": f'export PIP_INDEX_URL="${{PIP_INDEX_URL:-{inputs.pip_index}}}"',
+        "wheel": env.get("tool_wheel") or "",
+        "torch_specs": torch_specs or ["torch"],
+        "runtime_deps": env.get("torch_npu_runtime_deps") or [],
+        "cuda_only": env.get("cuda_only_packages") or [],
+        "requirements": requirements,
+        "imports": [n for n in env.get("project_packages") or [] if n.replace("-", "_") not in pyg],
+        "validate_cmd": validate_command('"$VENV/bin/ascend-migrate"', device, vopts, golden.get("file"),
+                                         (replay.get("validation") or {}).get("thresholds_file"),
+                                         (replay.get("validation") or {}).get("confirmed") or [], skill_var),
+        "precision": precision,
+        "precision_text": precision_text,
+        "capture_cmd": " ".join(capture),
+    }
+
 
 
 @dataclass
@@ -196,12 +248,6 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
             pyg.add("torch_" + match.group(1).lower().replace("-", "_"))
     pyg_list = [(name, PYG_EXTENSIONS[name]) for name in sorted(pyg) if name in PYG_EXTENSIONS]
 
-    cuda_packages = set(scan.packages)
-    for finding in scan.findings:
-        if finding.rule.upper().startswith("PK") and finding.symbol:
-            cuda_packages.add(finding.symbol)
-    cuda_packages -= {name for name, _ in pyg_list}
-
     recorded_manual = {
         (c.file, c.start_line, c.rule) for c in (changes.changes if changes else []) if c.operation == "manual"
     }
@@ -273,14 +319,16 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
     for key, label in (("python", "Python"), ("torch", "torch"), ("torch_npu", "torch_npu")):
         if versions[key]:
             compat_parts.append(f"{label} {versions[key]}")
-    compat_parts.append("the ascend-migrate toolkit")
+    compat_parts.append("the ascend-migrate wheel stored in the skill's tools folder")
     compatibility = plain(", ".join(compat_parts) + ".", limit=480)
 
     bundle = inputs.bundle
     replay = bundle.replay if bundle is not None else {}
     prov = inputs.provenance or {}
     host = prov.get("host") or {}
+    recipe = build_recipe(inputs, replay, prov, requirements, {name for name, _ in pyg_list})
     return {
+        "recipe": recipe,
         "cpu_only": inputs.cpu_only,
         "replay": replay,
         "bundle": bundle,
@@ -299,7 +347,6 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
         "versions": versions,
         "runtime_deps": TORCH_NPU_RUNTIME_DEPS,
         "requirements": requirements,
-        "cuda_packages": sorted(cuda_packages),
         "pyg": pyg_list,
         "scan": scan,
         "rule_rows": rule_rows,
@@ -328,6 +375,7 @@ def _environment() -> jinja2.Environment:
     )
     env.filters["cell"] = cell
     env.filters["code"] = inline_code
+    env.filters["shq"] = shell_quote
     env.globals["fence_for"] = fence_for
     return env
 

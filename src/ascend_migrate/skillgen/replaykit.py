@@ -179,7 +179,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
         bundle.files[thresholds_file] = tpath.read_bytes()
     # command lines made from names in the tree: every value is shell-quoted
     q = lambda value: shlex.quote(str(value))  # noqa: E731
-    capture = (f"ascend-migrate validate capture {q(entry_spec)} --root ORIGINAL_CHECKOUT --device cuda:0 "
+    capture = (f"ascend-migrate validate capture {q(entry_spec)} --root UNPORTED_CHECKOUT "
+               f"--device {q(golden.get('captured_on') or 'cpu')} "
                f"--seed {q(golden.get('seed') or 0)}"
                + (f" --steps {q(golden['steps'])}" if golden.get("kind") == "train" and golden.get("steps") else "")
                + (f" --autocast {q(golden['autocast'])}" if golden.get("autocast") else "")
@@ -189,6 +190,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
                       ("ddp_entry", "--ddp-entry"), ("ddp_steps", "--ddp-steps")):
         if vopts.get(key):
             validate_cmd += f" {flag} {q(vopts[key])}"
+    if vopts.get("precision"):
+        validate_cmd += f" --precision {q(vopts['precision'])}"
     if vopts.get("ddp") is False:
         validate_cmd += " --no-ddp"
     if thresholds_file:

@@ -22,7 +22,7 @@ from ascend_migrate.skillgen.errors import SkillGenError
 # produce are removed so the folder never mixes two generations.
 GENERATED_EXTRAS = ("references/code-changes.md", "references/validation-items.md", "manual.patch", "replay.json",
                     "thresholds.yaml")
-GENERATED_DIRS = ("entry", "golden", "files")  # replay bundle folders: stale files are removed with --force
+GENERATED_DIRS = ("entry", "golden", "files", "tools")  # replay bundle folders: stale files are removed with --force
 
 
 def _inside(child: Path, parent: Path) -> bool:
@@ -152,3 +152,41 @@ def write_skill(out_root: Path, slug: str, files: dict[str, "str | bytes"], *, f
                     if old.is_file() and not old.is_symlink() and rel not in files:
                         old.unlink()
     return targets["SKILL.md"]
+
+
+# Where agent clients look for skills: Claude Code reads ~/.claude/skills/<name>/SKILL.md for the
+# user and .claude/skills/<name>/SKILL.md in the project it runs in.
+CLIENT_ROOTS = {"claude-user": "~/.claude/skills", "claude-project": ".claude/skills"}
+
+
+def client_root(install_to: str) -> Path:
+    """The skills folder named by --install-to: a client name, or a folder that holds skills."""
+    return Path(os.path.expanduser(CLIENT_ROOTS.get(install_to, install_to)))
+
+
+def check_install(root: Path, slug: str, files: dict[str, "str | bytes"], *, force: bool) -> bool:
+    """Refuse (without --force) to replace a different skill at `root/slug`; True when an identical
+    copy is already there (nothing to write). Reads only: called before anything is written."""
+    dest = Path(os.path.expanduser(str(root))) / slug
+    if dest.is_symlink():
+        raise SkillGenError(f"{dest}: is a symbolic link; install a real copy (remove the link first)")
+    if not dest.exists():
+        return False
+    if not dest.is_dir():
+        raise SkillGenError(f"{dest}: exists and is not a folder")
+    same = all((dest / rel).is_file() and (dest / rel).read_bytes() == (data if isinstance(data, bytes)
+                                                                      else data.encode("utf-8"))
+               for rel, data in files.items())
+    if same:
+        return True
+    if not force and any(dest.iterdir()):
+        raise SkillGenError(f"{dest}: holds a different skill; pass --force to replace it")
+    return False
+
+
+def install_copy(root: Path, slug: str, files: dict[str, "str | bytes"], *, force: bool) -> Path:
+    """Write a real copy of the skill into a client's skills folder (a link would break when the
+    product's copy is regenerated or removed); return its SKILL.md."""
+    if check_install(root, slug, files, force=force):
+        return Path(os.path.expanduser(str(root))).resolve() / slug / "SKILL.md"
+    return write_skill(root, slug, files, force=True)
