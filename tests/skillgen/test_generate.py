@@ -21,8 +21,10 @@ from ascend_migrate.skillgen.render import HUAWEI_PIP_INDEX, TEMPLATE_DIR
 
 REPO = Path(__file__).resolve().parents[2]
 SECTIONS = [
-    "## Apply if", "## Environment", "## Install", "## Reproduce the port", "## Code changes",
-    "## Model-specific adaptation points", "## Scan summary", "## Validation", "## Re-run and verify",
+    "## Apply if", "## How to follow this skill", "### 1. Environment", "### 2. Install the tool",
+    "### 3. Install torch", "### 4. Remove CUDA-only packages", "### 5. Reproduce the port",
+    "### 6. Install the project's dependencies", "### 7. Validate", "## Code changes",
+    "## Model-specific adaptation points", "## Scan summary", "## Validation", "## Capture the golden again",
 ]
 
 
@@ -49,8 +51,7 @@ def test_passing_report_writes_a_complete_skill(inputs):
     assert meta["name"] == "resnet-50" == skill.parent.name
     assert "Use when" in meta["description"]
     # environment, versions and thresholds come from the report
-    assert "'torch==2.1.0' 'torch_npu==2.1.0.post8'" in text
-    assert "'numpy==1.26.4'" in text
+    assert "pip install torch==2.1.0 torch_npu==2.1.0.post8 numpy==1.26.4" in text
     assert "| cosine_min | 0.99 |" in text and "| loss_curve.steps | 50 |" in text
     assert "| golden-compare: golden outputs | pass | cosine 0.99998, max abs err 3.1e-05 |" in text
     assert "8.0.RC3" in text
@@ -60,23 +61,27 @@ def test_passing_report_writes_a_complete_skill(inputs):
     # adaptation points: the finding without an automatic fix, with its location
     adaptation = text.split("## Model-specific adaptation points")[1].split("## Scan summary")[0]
     assert "DS003" in adaptation and "train.py:5" in adaptation and "CU101" not in adaptation
-    assert "`ascend-migrate migrate . --write --style transfer`" in text
+    assert "\nascend-migrate migrate . --write --style transfer\n" in text
     assert lint_skill_dir(skill.parent) == []
     assert "wrote" in result.output
 
 
 def test_pip_index_is_set_before_any_install(inputs):
     assert run(inputs.args()).exit_code == 0
-    install = written(inputs).read_text().split("## Install")[1].split("## Reproduce")[0]
-    index = install.index(f"export PIP_INDEX_URL='{HUAWEI_PIP_INDEX}'")
-    assert index < install.index("python -m pip install")
+    text = written(inputs).read_text()
+    blocks = re.findall(r"(?ms)^```bash\n(.*?)^```", text)
+    installing = [b for b in blocks if re.search(r"pip install(?! -y)", b)]
+    assert len(installing) >= 3
+    for block in installing:  # every block that installs sets the index first (unless the caller set one)
+        index = block.index(f'export PIP_INDEX_URL="${{PIP_INDEX_URL:-{HUAWEI_PIP_INDEX}}}"')
+        assert index < block.index("-m pip install")
 
 
 def test_pip_index_is_configurable(inputs):
     url = "https://pypi.example.org/simple/"
     assert run(inputs.args(pip_index=url)).exit_code == 0
     text = written(inputs).read_text()
-    assert f"export PIP_INDEX_URL='{url}'" in text and HUAWEI_PIP_INDEX not in text
+    assert f'export PIP_INDEX_URL="${{PIP_INDEX_URL:-{url}}}"' in text and HUAWEI_PIP_INDEX not in text
 
 
 @pytest.mark.parametrize("url", ["ftp://x/simple", "https://x/simple'; rm -rf ~ #", "https://a b", ""])
@@ -90,8 +95,9 @@ def test_pyg_extensions_are_built_from_source(inputs):
     (inputs.project / "gnn.py").write_text("from torch_scatter import scatter\nimport torch_cluster\n")
     assert run(inputs.args()).exit_code == 0
     text = written(inputs).read_text()
-    assert "### PyG extensions: build from source" in text
+    assert "#### PyG extensions: build from source" in text
     assert "git clone https://github.com/rusty1s/pytorch_scatter.git" in text
+    assert "pip install torch_scatter" not in text and "torch-scatter" not in text  # never a prebuilt wheel
     assert "git clone https://github.com/rusty1s/pytorch_cluster.git" in text
     assert "pytorch_sparse" not in text
     assert "data.pyg.org" not in text
@@ -162,9 +168,10 @@ def test_hostile_content_in_inputs_stays_contained(inputs):
     text = skill.read_text()
     front, body, _ = split_frontmatter(text)
     assert yaml.safe_load(front)["name"] == "resnet-50"
-    install = text.split("## Install")[1].split("## Reproduce")[0]
-    assert "rm -rf" not in install
-    assert "'torch==" not in text  # an unparseable version is shown, never pinned into a command
+    commands = "\n".join(re.findall(r"(?ms)^```bash\n(.*?)^```", text))
+    assert "rm -rf" not in commands  # shown in the table of what the host reported, never run
+    assert "torch==2.1.0;" not in commands  # an unparseable version is shown, never pinned into a command
+    assert not re.search(r"pip install[^\n]* torch( |$)", text, re.M)  # and never a bare torch
     assert lint_skill_dir(skill.parent) == []
     assert "\n## Heading" not in text
 
@@ -276,7 +283,8 @@ def test_no_overwrite_without_force(inputs):
     assert result.exit_code == 0
     assert skill.read_text().startswith("---\nname: resnet-50\n")
     # no temp files left
-    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md", "entry", "manual.patch", "replay.json"]
+    assert sorted(p.name for p in skill.parent.iterdir()) == ["SKILL.md", "entry", "manual.patch", "replay.json",
+                                                              "tools"]
 
 
 def test_force_removes_stale_generated_references(inputs):
@@ -411,7 +419,7 @@ def test_report_with_host_check_stages(inputs):
     assert run(inputs.args(report=report)).exit_code == 0
     text = written(inputs).read_text()
     assert "| CANN install | ok: 8.1.RC1 |" in text
-    assert "'torch==2.5.1' 'torch_npu==2.5.1'" in text and "CANN must be `8.1.RC1`" in text
+    assert "pip install torch==2.5.1 torch_npu==2.5.1" in text and "CANN must be `8.1.RC1`" in text
     assert "| outputs.cosine_min | 0.99 |" in text and "0.98" not in text and "rmse" not in text
     assert "| comparison.cosine | 0.99991 |" in text and "on `npu:0`" in text
 

@@ -161,3 +161,21 @@ def test_default_capture_and_validate_agree_in_fp32(project, tmp_path):
     items = {i["id"]: i for i in report["items"]}
     assert items["precision-modes"]["status"] == "fail"
     assert "the thresholds assume precision mode 'fp32'" in items["precision-modes"]["summary"]
+
+
+@pytest.mark.needs_torch
+def test_an_entry_that_sets_a_switch_itself_is_recorded(tmp_path):
+    from ascend_migrate.validate.entry import run_entry
+
+    root = write_tree(tmp_path / "p", {"entry.py": """
+        import torch
+
+        def validation_entry(device="cpu"):
+            torch.backends.cudnn.benchmark = True  # the project's own speed setting
+            return torch.nn.Linear(3, 2), (torch.ones(1, 3),)
+        """})
+    run = run_entry("entry.py:validation_entry", root, "cpu")
+    assert run.precision["mode"] == "fp32" and run.precision["switches"]["cudnn.benchmark"] is False
+    assert run.precision["changed_by_entry"] == {"cudnn.benchmark": True}
+    import torch
+    assert torch.backends.cudnn.benchmark is False  # restored after the run

@@ -133,7 +133,9 @@ def threshold_rows(thresholds: dict[str, Any]) -> list[tuple[str, str]]:
 
 def _comparison_rows(comp: dict[str, Any]) -> list[tuple[str, str]]:
     """The comparison's verdict and each output's metrics, one row each (not the run metadata)."""
-    rows = [(f"comparison.{k}", _scalar_text(comp[k])) for k in ("status", "dtype") if comp.get(k) is not None]
+    # scalar headline values (status, dtype, any summary metric); the run metadata stays in replay.json
+    rows = [(f"comparison.{k}", _scalar_text(v)) for k, v in comp.items()
+            if isinstance(v, (str, int, float, bool)) and v is not None]
     for out in comp.get("outputs") or []:
         if not isinstance(out, dict):
             continue

@@ -89,7 +89,7 @@ def plain(text: str, limit: int = 400) -> str:
 
 
 def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str, Any], requirements: list[str],
-                 pyg: set[str]) -> dict[str, Any]:
+                 pyg: set[str], versions: dict[str, str]) -> dict[str, Any]:
     """The ordered install-and-replay steps of SKILL.md (skillgen.recipe has the why)."""
     from ascend_migrate.validate.precision import load_switches
 
@@ -99,10 +99,14 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
     npu = prov.get("device_kind") == "npu"
     device = "npu:0" if npu else str(prov.get("device") or inputs.report.device or "cpu")
     host = prov.get("host") or {}
-    torch_version = public_version(env.get("torch") or str(host.get("torch") or ""))
+    # the report's versions (blank for a CPU-only port), else the validated host's torch
+    torch_version = public_version(versions.get("torch") or env.get("torch") or str(host.get("torch") or ""))
     torch_specs = [f"torch=={torch_version}"] if VERSION_RE.match(torch_version or "") else []
-    if npu and env.get("torch_npu"):
-        torch_specs.append(f"torch_npu=={env['torch_npu']}")
+    npu_version = versions.get("torch_npu") or (env.get("torch_npu") if npu else "")
+    if npu_version and VERSION_RE.match(npu_version):
+        torch_specs.append(f"torch_npu=={npu_version}")
+    if versions.get("numpy") and VERSION_RE.match(versions["numpy"]):
+        torch_specs.append(f"numpy=={versions['numpy']}")
     precision = str(vopts.get("precision") or "fp32")
     on = [f"`torch.{s.path}`" for s in load_switches() if s.value_for(precision) and "allow_" in s.id]
     precision_text = (f"{', '.join(on)} on (TF32/HF32), deterministic algorithms on." if on else
@@ -124,7 +128,7 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
         "venv_line": f'VENV="$HOME/.kernelcat/venvs/{inputs.slug}"',  # the slug is [a-z0-9-] (naming)
         "index_line": f'export PIP_INDEX_URL="${{PIP_INDEX_URL:-{inputs.pip_index}}}"',
         "wheel": env.get("tool_wheel") or "",
-        "torch_specs": torch_specs or ["torch"],
+        "torch_specs": torch_specs,  # never a bare `torch`: an unpinned install pulls whatever is newest
         "runtime_deps": env.get("torch_npu_runtime_deps") or [],
         "cuda_only": env.get("cuda_only_packages") or [],
         "requirements": requirements,
@@ -326,7 +330,7 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
     replay = bundle.replay if bundle is not None else {}
     prov = inputs.provenance or {}
     host = prov.get("host") or {}
-    recipe = build_recipe(inputs, replay, prov, requirements, {name for name, _ in pyg_list})
+    recipe = build_recipe(inputs, replay, prov, requirements, {name for name, _ in pyg_list}, versions)
     return {
         "recipe": recipe,
         "cpu_only": inputs.cpu_only,

@@ -277,7 +277,7 @@ def run_entry(
 ) -> EntryRun:
     """Load and run the entry on `device` under `seed`, deterministic settings and the precision
     switches of `precision` (validate.precision: fp32 by default), recorded in the run."""
-    from ascend_migrate.validate.precision import pinned
+    from ascend_migrate.validate.precision import changed_since, pinned
 
     root = Path(root).resolve()
     devices.prepare_device(device)
@@ -287,7 +287,8 @@ def run_entry(
         with devices.deterministic(device), pinned(precision) as record:
             result = call_entry(fn, device=device, steps=steps, seed=seed)
             run = interpret_result(result, device, autocast)
-            run.precision = record
+            # an entry that sets a switch itself ran under its own value: say so in the record
+            run.precision = {**record, "changed_by_entry": changed_since(record)}
     return run
 
 

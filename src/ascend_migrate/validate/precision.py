@@ -132,6 +132,12 @@ def pinned(mode: Optional[str] = None) -> Iterator[dict[str, Any]]:
                 _write(torch, s, saved[s.id])
 
 
+def changed_since(record: dict[str, Any]) -> dict[str, Any]:
+    """Switches whose value now differs from `record` (set by the code that ran in between)."""
+    now = snapshot(record.get("mode"))["switches"]
+    return {k: now[k] for k in sorted(now) if now[k] != (record.get("switches") or {}).get(k)}
+
+
 def mismatches(golden: Optional[dict[str, Any]], run: Optional[dict[str, Any]]) -> list[str]:
     """Differences between the golden's record and the run's, one sentence each.
 
