@@ -52,19 +52,12 @@ else
 	$(OLDEST_VENV)/bin/python -m pytest -q -p no:cacheprovider --ignore=tests/plugin
 endif
 
-## Regenerate references/*.md from the knowledge base.
+## Regenerate references/*.md from the knowledge base, the skills' copies and their toolkit wheels.
 references: $(BIN)/.installed
 	$(BIN)/ascend-migrate docs --write
 
-## Rebuild the toolkit wheel each skill carries in skills/<skill>/tools/ (a skill copied alone
-## installs the tool from it). Built from a clean copy of the sources with a fixed timestamp, so
-## unchanged sources give the same bytes; tests/plugin/test_skill_tools.py checks it is current.
-WHEEL_BUILD := $(DEV_DIR)/skill-wheel
-skill-tools: $(BIN)/.installed
-	rm -rf $(WHEEL_BUILD) && mkdir -p $(WHEEL_BUILD)/src $(WHEEL_BUILD)/out
-	tar -c --exclude=__pycache__ --exclude='*.egg-info' pyproject.toml README.md LICENSE src | tar -x -C $(WHEEL_BUILD)/src
-	SOURCE_DATE_EPOCH=315532800 $(BIN)/python -m pip wheel -q --no-deps --no-build-isolation -w $(WHEEL_BUILD)/out $(WHEEL_BUILD)/src
-	for skill in skills/*/; do rm -rf $$skill/tools && mkdir -p $$skill/tools && cp $(WHEEL_BUILD)/out/*.whl $$skill/tools/; done
+## The same, kept as a name for it: the toolkit wheel each skill carries in skills/<skill>/tools/.
+skill-tools: references
 
 ## Scan throughput against ripgrep (see bench/README.md).
 bench: $(BIN)/.installed

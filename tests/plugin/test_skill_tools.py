@@ -1,9 +1,8 @@
 """The toolkit wheel each shipped skill carries is the package as it is in `src/`.
 
 A skill copied alone installs the tool from `skills/<skill>/tools/`; a stale wheel would give an
-agent an older scanner than the one the skill describes. `make skill-tools` rebuilds it. Only
-what decides behaviour is compared (package files, dependencies, version, entry point), so an
-edit to the README does not force a rebuild.
+agent an older scanner than the one the skill describes. `make references` (`ascend-migrate
+docs --write`) rebuilds it with the model-skill generator's deterministic wheel writer.
 """
 from __future__ import annotations
 
@@ -25,7 +24,7 @@ REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
 WHEEL = f"ascend_migrate-{__version__}-py3-none-any.whl"
 PACKAGE_SUFFIXES = (".py", ".yaml", ".json", ".j2", ".sh")  # pyproject's package data + modules
-REBUILD = "stale: run `make skill-tools` and commit skills/*/tools/"
+REBUILD = "stale: run `make references` (ascend-migrate docs --write) and commit skills/*/tools/"
 
 
 def _package_files() -> dict[str, bytes]:
@@ -62,6 +61,13 @@ def test_wheel_holds_the_current_package(name, package_files):
                 if line.startswith("Requires-Dist:") and "extra ==" not in line]
     assert sorted(map(_normalise, required)) == sorted(map(_normalise, project["dependencies"])), REBUILD
     assert "ascend-migrate = ascend_migrate.cli:main" in entry_points
+
+
+def test_wheels_are_what_docs_write_builds():
+    from ascend_migrate.knowledge.docs import skill_tool_wheels
+
+    for target, data in skill_tool_wheels(REPO).items():
+        assert (REPO / target).read_bytes() == data, f"{target}: {REBUILD}"
 
 
 def test_every_skill_carries_the_same_wheel():

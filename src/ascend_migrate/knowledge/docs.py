@@ -8,7 +8,9 @@ committed file drifts from its data.
 Skills: a skill folder must work when copied on its own, so the references it links to live
 inside it (`skills/NAME/references/*.md`, one level deep). They are not edited by hand: each
 is rendered here from the one source of that knowledge (the knowledge base, or the
-hand-written file under references/), with a table of contents when it is long.
+hand-written file under references/), with a table of contents when it is long. The
+toolkit a skill installs travels the same way: `skills/NAME/tools/` holds a wheel of the
+package, built from `src/` by the model-skill generator's wheel writer (deterministic bytes).
 """
 from __future__ import annotations
 
@@ -98,8 +100,16 @@ def render_all() -> dict[str, str]:
     return {target: renderer(target)() for target in targets}
 
 
+def skill_tool_wheels(repo_root: Path) -> dict[str, bytes]:
+    """skills/NAME/tools/WHEEL -> the wheel of the package under repo_root/src, per skill."""
+    from ascend_migrate.skillgen.wheel import build_tool_wheel
+
+    name, data = build_tool_wheel(repo_root / "src" / "ascend_migrate")
+    return {f"skills/{skill}/tools/{name}": data for skill in SKILL_REFERENCES}
+
+
 def write_all(repo_root: Path) -> list[str]:
-    """Write every generated reference; return the ones whose content changed."""
+    """Write every generated reference and skill wheel; return the ones whose content changed."""
     changed = []
     for target, text in render_all().items():
         path = repo_root / target
@@ -107,5 +117,15 @@ def write_all(repo_root: Path) -> list[str]:
         if old != text:
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+            changed.append(target)
+    for target, data in skill_tool_wheels(repo_root).items():
+        path = repo_root / target
+        for stale in path.parent.glob("*.whl"):
+            if stale.name != path.name:
+                stale.unlink()
+                changed.append(stale.relative_to(repo_root).as_posix())
+        if not path.exists() or path.read_bytes() != data:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(data)
             changed.append(target)
     return changed
