@@ -280,6 +280,7 @@ class PythonAnalyzer(FastVisitor):
         self._npu_depth = 0
         self._npu_table_depth = 0  # inside a literal table/choice list that has an npu entry
         self._npu_nodes: list[ast.AST] = []  # npu-aware branches being visited, outermost first
+        self._off_npu_depth = 0  # inside an arm an npu test keeps off the NPU (`else` of `== "npu"`)
         self._npu_reported: set[int] = set()  # branches that already have their one info finding
         self._version_lines: set[int] = set()  # lines with a torch.version.cuda finding
         self._alias_names: set[str] = set()  # names bound by `x = torch.<...>` (aliases, not imports)
@@ -418,7 +419,7 @@ class PythonAnalyzer(FastVisitor):
         fixes = tuple(fixes)
         if self._npu_table_depth:
             return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
-        if self._npu_depth and rule.npu_branch_effect == "info":
+        if self._npu_depth and (rule.npu_branch_effect == "info" or self._off_npu_depth):
             # Reported once per branch, as information: the code already has its npu path.
             # What no branch makes harmless is reported as anywhere else, and does not use up
             # the branch's one finding.
@@ -565,7 +566,20 @@ class PythonAnalyzer(FastVisitor):
         self._npu_depth += aware
         if aware:
             self._npu_nodes.append(node)
-        self.generic_visit(node)
+        # Which arm runs on the NPU, when the test itself says: `if device == "npu": A else: B`
+        # never runs B there, so even what is broken on NPU (nccl, DataParallel) is harmless in B.
+        polarity = _npu_polarity(node.test) if aware and self._npu_evidence(node.test, names=True) else None
+        if polarity is None:
+            self.generic_visit(node)
+        else:
+            self.visit(node.test)
+            body = node.body if isinstance(node.body, list) else [node.body]
+            orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+            for arm, off in ((body, not polarity), (orelse, polarity)):
+                self._off_npu_depth += off
+                for child in arm:
+                    self.visit(child)
+                self._off_npu_depth -= off
         if aware:
             self._npu_nodes.pop()
         self._npu_depth -= aware
@@ -1549,6 +1563,27 @@ def _looks_like_device(node: ast.AST) -> bool:
         key = node.slice
         return isinstance(key, ast.Constant) and isinstance(key.value, str) and bool(_DEVICE_WORD.search(key.value))
     return False
+
+
+def _npu_polarity(test: ast.AST) -> Optional[bool]:
+    """True when a test that names npu holds exactly on the NPU path (`x == "npu"`,
+    `device.type in ("npu",)`, `is_npu`, `s.startswith("npu")`, `torch.npu.is_available()`),
+    False when it holds exactly off it (`!=`, `not in`, `not ...`), None when it cannot tell
+    (`and`/`or` mix other conditions in)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _npu_polarity(test.operand)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Compare):
+        if len(test.ops) != 1:
+            return None
+        if isinstance(test.ops[0], (ast.Eq, ast.Is, ast.In)):
+            return True
+        if isinstance(test.ops[0], (ast.NotEq, ast.IsNot, ast.NotIn)):
+            return False
+        return None
+    if isinstance(test, (ast.Name, ast.Attribute, ast.Call)):
+        return True
+    return None
 
 
 def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:

@@ -58,6 +58,11 @@ def gate_report(data: dict[str, Any], path: Path, project: Path, allow_cpu: bool
             "machine (`ascend-migrate validate capture FILE.py:FUNCTION --device cuda:0 -o golden.pt`), then "
             f"{rerun.replace('GOLDEN.pt', 'golden.pt')}")
     kind = prov.get("device_kind")
+    if kind == "emulated-npu" and not allow_cpu:
+        raise SkillGenError(
+            f"{path}: validated on {prov.get('device')!r}: an emulated npu that runs CPU kernels is not evidence of "
+            f"a pass on Ascend. Validate on an NPU host (`ascend-migrate validate {project} --device npu:0 --golden "
+            "golden.pt`), or pass --allow-cpu to write a skill marked as not validated on an NPU")
     if kind != "npu" and not allow_cpu:
         raise SkillGenError(
             f"{path}: validated on {prov.get('device')!r}, not an Ascend NPU, so it does not show the port runs on "

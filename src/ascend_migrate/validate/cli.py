@@ -212,7 +212,9 @@ def _print_text(report: dict[str, Any]) -> None:
     golden = prov.get("golden") or {}
     if not golden.get("compared"):
         click.echo(f"  note: no numerical comparison ({golden.get('why_not')}); a model skill needs one")
-    if prov.get("device_kind") not in (None, "npu"):
+    if report.get("verdict_note"):
+        click.echo(f"  note: {report['verdict_note']}")
+    elif prov.get("device_kind") not in (None, "npu"):
         click.echo(f"  note: validated on {prov.get('device')}, not an NPU")
 
 

@@ -64,7 +64,8 @@ def to_markdown(report: dict[str, Any]) -> str:
     lines = [
         "# Validation report",
         "",
-        f"**Verdict: {report['verdict'].upper()}**",
+        f"**Verdict: {report['verdict'].upper()}**"
+        + (f" ({report['verdict_note']})" if report.get("verdict_note") else ""),
         "",
         f"- Project: `{report.get('project')}`",
         f"- Device: `{report.get('device')}`",

@@ -3,7 +3,9 @@ from __future__ import annotations
 
 import datetime as _dt
 import json
+import os
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Optional
@@ -181,9 +183,12 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         from ascend_migrate.validate.environment import collect_environment
         environment = collect_environment(opts.device)
     used_dtype = dynamic.dtype_used or "fp32"
+    emulated = device_kind(opts.device) == "npu" and emulated_npu()
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "verdict": decision.verdict,
+        **({"verdict_note": f"{decision.verdict} on an {EMULATED_NPU}: not evidence that the port runs on "
+                            "Ascend"} if emulated else {}),
         "project": str(path),
         "device": opts.device,
         "created": _now(),
@@ -243,6 +248,19 @@ def device_kind(device: str) -> str:
     return (device or "cpu").split(":", 1)[0]
 
 
+# A run on the test suite's CPU-backed npu device (tests/npu_standin) shows that a port places
+# everything on a device named npu, not that it runs on Ascend: its reports say so everywhere.
+EMULATED_NPU = "emulated npu (CPU kernels)"
+EMULATED_KIND = "emulated-npu"
+
+
+def emulated_npu() -> bool:
+    """True when this process's torch_npu is the stand-in: it marks itself `__emulated__`, and
+    the tests that launch it set ASCEND_MIGRATE_EMULATED_NPU=1 before any import."""
+    module = sys.modules.get("torch_npu")
+    return bool(getattr(module, "__emulated__", False)) or os.environ.get("ASCEND_MIGRATE_EMULATED_NPU") == "1"
+
+
 def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], dynamic: "_Dynamic",
                 items: list[dict[str, Any]], before: dict[str, str]) -> dict[str, Any]:
     statuses = {i["id"]: i["status"] for i in items}
@@ -272,9 +290,12 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
     if not compared:
         golden["why_not"] = ("no golden file given (--golden)" if opts.golden is None
                              else dynamic.compare_error or "the golden file holds nothing to compare")
+    kind = device_kind(opts.device)
+    emulated = kind == "npu" and emulated_npu()
     return {
-        "device": opts.device,
-        "device_kind": device_kind(opts.device),
+        "device": opts.device + (f" ({EMULATED_NPU})" if emulated else ""),
+        "device_kind": EMULATED_KIND if emulated else kind,
+        **({"emulated": EMULATED_NPU} if emulated else {}),
         "host": provenance.host_record(environment or {}),
         "golden": golden,
         # the precision switches pinned for the run and recorded with the golden (validate.precision)

@@ -1,5 +1,6 @@
 """Code that already branches for npu: one info finding per branch for what the branch makes
-harmless; what is broken on NPU in any branch (no NPU twin, no automatic fix) keeps its severity."""
+harmless; what is broken on NPU in any branch (no NPU twin, no automatic fix) keeps its severity,
+unless the branch's own test keeps that arm off the NPU (`else` of `== "npu"`, body of `!= "npu"`)."""
 import torch  # expect: none
 
 try:
@@ -31,7 +32,7 @@ def pick_backend(device):
     if device.type == "npu":  # expect: none
         backend = "hccl"  # expect: none
     else:
-        backend = "nccl"  # expect: DS001:warning
+        backend = "nccl"  # expect: DS001:info
     x = "npu" if hasattr(torch, "npu") else "cuda"  # expect: DV001:info
     return backend, x
 
@@ -77,6 +78,20 @@ def parallel_under_device_tests(model, device):
         torch.cuda.empty_cache()  # expect: CU001:info
         model = torch.nn.DataParallel(model)  # expect: DS003:error
     elif device.type == "cuda":  # expect: none
-        model = torch.nn.DataParallel(model)  # expect: DS003:error
+        model = torch.nn.DataParallel(model)  # expect: none
     scaler = torch.amp.GradScaler("npu") if torch.cuda.device_count() > 1 else None  # expect: CU001:info
     return model, scaler
+
+
+def arms_off_the_npu(model, device):
+    """The arm an npu test keeps off the NPU never runs there: nothing in it is broken on NPU."""
+    backend = "hccl" if device.type == "npu" else "nccl"  # expect: DS001:info
+    if device.type != "npu":  # expect: none
+        model = torch.nn.DataParallel(model)  # expect: DS003:info
+    if not str(device).startswith("npu"):  # expect: none
+        model = torch.nn.DataParallel(model)  # expect: DS003:info
+    if device.type == "npu" and model is not None:  # expect: none
+        model = torch.nn.DataParallel(model)  # expect: DS003:error
+    else:
+        model = torch.nn.DataParallel(model)  # expect: DS003:error
+    return model, backend
