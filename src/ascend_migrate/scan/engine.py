@@ -13,7 +13,6 @@ import ast
 import hashlib
 import json
 import os
-import pickle
 import re
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from ascend_migrate.knowledge.loader import DATA_DIR
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
+from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
 from ascend_migrate.scan.python_ast import PythonAnalyzer
@@ -421,7 +421,7 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5  # 5: JSON (cache_codec) instead of a pickle, which would run code on load
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
@@ -474,12 +474,27 @@ def _cache_file(root: Path, npu_version: str) -> Path:
     return cache_dir() / "scan" / f"{key}.index"
 
 
+_CODEC: Optional[Codec] = None
+
+
+def _codec() -> Codec:
+    """The cache's codec, built once: it may only ever construct these classes."""
+    global _CODEC
+    if _CODEC is None:
+        from ascend_migrate.scan.finding import Edit, Fix, Position
+        _CODEC = Codec((CacheIndex, CacheEntry, FileResult, Finding, Fix, Edit, Position,
+                        entries.EntryFacts, entries.ImportRef, entries.Decision))
+    return _CODEC
+
+
 def _load_cache(path: Path, digest: str) -> CacheIndex:
-    """The tree's index, read in one go; empty when missing, unreadable or for another rule set."""
+    """The tree's index, read in one go; empty when missing, unreadable, not an index this
+    version wrote (garbage, a planted pickle: never executed, only parsed as JSON and refused)
+    or for another rule set."""
     try:
         with path.open("rb") as fh:
-            data = pickle.load(fh)
-    except Exception:
+            data = _codec().loads(fh.read())
+    except (OSError, CacheFormatError):
         return CacheIndex(digest)
     if not isinstance(data, CacheIndex) or data.digest != digest:
         return CacheIndex(digest)
@@ -491,7 +506,7 @@ def _save_cache(path: Path, index: CacheIndex) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(index, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(_codec().dumps(index))
         os.replace(tmp, path)
     except OSError:
         pass  # caching is an optimisation; never fail a scan for it
