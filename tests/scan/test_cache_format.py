@@ -50,7 +50,7 @@ def _tree(root: Path) -> Path:
 
 
 @pytest.mark.parametrize("planted", ["pickle", "pickle-of-an-index", "garbage", "json-unknown-class",
-                                     "json-wrong-type", "empty", "deep-json"])
+                                     "json-wrong-type", "json-wrong-entry", "empty", "deep-json"])
 def test_planted_cache_file_is_a_miss_and_never_executed(cache, tmp_path, planted):
     root = _tree(tmp_path / "proj")
     marker = tmp_path / "executed"
@@ -62,6 +62,7 @@ def test_planted_cache_file_is_a_miss_and_never_executed(cache, tmp_path, plante
         "garbage": os.urandom(4096),
         "json-unknown-class": b'{"\\u0000c":"Popen","v":[["touch","x"]]}',
         "json-wrong-type": b'{"\\u0000c":"Position","v":["1",2]}',
+        "json-wrong-entry": engine._codec().dumps(engine.CacheIndex(engine._kb_digest(), files={"train.py": 5})),
         "empty": b"",
         "deep-json": b"[" * 200_000 + b"]" * 200_000,
     }
@@ -93,7 +94,8 @@ def test_index_round_trip_is_exact_on_the_corpus(cache, tmp_path):
 
 def test_codec_refuses_what_it_did_not_write():
     codec = engine._codec()
-    for data in (b'{"a":1}', b'{"\\u0000t":5}', b'{"\\u0000b":"zz"}', b'{"\\u0000m":[[[],1]]}',
-                 b'{"\\u0000c":"Position","v":[1]}', b"\xff\xfe"):
+    for data in (b'{"\\u0000b":"zz"}', b'{"\\u0000c":"Position","v":[1]}', b"\xff\xfe",
+                 b'{"\\u0000c":"Fix","v":["transfer",[5],"safe","",[]]}',
+                 b'{"\\u0000c":"Position","v":[1,2],"x":0}'):
         with pytest.raises(CacheFormatError):
             codec.loads(data)

@@ -496,7 +496,9 @@ def _load_cache(path: Path, digest: str) -> CacheIndex:
             data = _codec().loads(fh.read())
     except (OSError, CacheFormatError):
         return CacheIndex(digest)
-    if not isinstance(data, CacheIndex) or data.digest != digest:
+    if (not isinstance(data, CacheIndex) or data.digest != digest
+            or not all(type(k) is str and isinstance(v, CacheEntry) and isinstance(v.result, FileResult)
+                       for k, v in data.files.items())):
         return CacheIndex(digest)
     return data
 
