@@ -41,7 +41,7 @@ _TS_RES = (
     re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"),
 )
 _RANK_RE = re.compile(r"\[rank(\d+)\]|\brank[= ](\d+)\b|RankID:(\d+)\b|\bTP(\d+)\b(?= pid=)")
-_LIB_RE = re.compile(r"(?P<lib>[\w.+-]+\.so(?:\.[\w.]+)?)")
+_LIB_RE = re.compile(r"(?P<lib>(?<![\w.+-])[\w.+-]+\.so(?:\.[\w.]+)?)")
 
 
 class InputError(ValueError):
@@ -446,7 +446,7 @@ class Diagnoser:
             return None
         lib = m.groupdict().get("lib") if m.re.groupindex else None
         if not lib:
-            lm = _LIB_RE.search(m.group(0))
+            lm = _LIB_RE.search(m.group("_sig") if "_sig" in m.re.groupindex else m.group(0))
             lib = lm.group("lib") if lm else ""
         lib = lib.rsplit("/", 1)[-1]
         known = self.kb.library(lib.split(".so")[0]) if lib else None

@@ -384,7 +384,7 @@ def _apply_suppressions(result: FileResult, text: str) -> None:
     result.findings = kept
 
 
-_SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
+_SCRIPT_SPEC = re.compile(r"""["']?(?<![\w.-])[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
 
 
 # `scripts.NAME = "pkg.mod:func"` (a dotted key in [project], or `project.scripts.NAME` at the
