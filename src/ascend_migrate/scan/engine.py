@@ -264,7 +264,7 @@ def _parse(job: Job, text: str, kb: KnowledgeBase, result: FileResult) -> Option
         return ast.parse(text, filename=job.rel)
     except (SyntaxError, ValueError) as exc:
         result.note = f"syntax error line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting with either
         result.note = "too deeply nested to parse"
     result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
     return None
@@ -289,14 +289,20 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     tree = _parse(job, text, kb, result)
     if tree is None:
         return result
-    analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage, outer=outer)
-    result.findings = analyzer.run()
+    try:
+        analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage, outer=outer)
+        result.findings = analyzer.run()
+        entry = entries.module_facts(tree, text)
+    except (RecursionError, MemoryError):  # parsed, but too deep to walk: as if it did not parse
+        result.note = "too deeply nested to analyse"
+        result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
+        return result
     facts = analyzer.facts
     result.main_guard = facts.main_guard_line
     result.has_transfer_import = facts.has_transfer_import
     result.imports_torch_npu = facts.imports_torch_npu
     result.frameworks = dict(facts.frameworks)
-    result.entry = entries.module_facts(tree, text)
+    result.entry = entry
     name = job.rel.rsplit("/", 1)[-1]
     if name == "__main__.py" and not result.main_guard:
         result.main_guard = 1
@@ -326,9 +332,11 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
             try:
                 tree = ast.parse(source, filename=job.rel)
                 parsed.append((tree, cell.source))
-            except SyntaxError as exc:
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 parsed.append((None, cell.source))
-                for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
+                why = (f"syntax error line {getattr(exc, 'lineno', '?')}" if isinstance(exc, (SyntaxError, ValueError))
+                       else "too deeply nested to parse")
+                for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: {why}"):
                     result.findings.append(f)
                 continue
             analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number, outer=names)
