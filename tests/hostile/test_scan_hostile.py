@@ -62,3 +62,22 @@ def test_long_pyproject_scripts_line(tmp_path):
     (tmp_path / "pkg" / "train.py").write_text(HEAD + "def main():\n    pass\n", encoding="utf-8")
     result = _scan(tmp_path)
     assert any(e.path == "pkg/train.py" for e in result.entry_points)
+
+
+def test_findings_per_rule_per_file_are_capped(tmp_path):
+    """A generated file with thousands of findings of one rule: the first MAX_FINDINGS_PER_RULE
+    are listed, one info finding and the file's note say how many more were left out."""
+    from ascend_migrate.scan.engine import MAX_FINDINGS_PER_RULE
+
+    n = MAX_FINDINGS_PER_RULE + 700
+    (tmp_path / "gen.py").write_text("import torch\n" + "".join(f"x{i} = torch.zeros(1).cuda()\n" for i in range(n))
+                                     + "torch.cuda.synchronize()\n", encoding="utf-8")
+    result = _scan(tmp_path)
+    dv = [f for f in result.findings if f.rule == "DV002"]
+    assert len(dv) == MAX_FINDINGS_PER_RULE + 1
+    summary = [f for f in dv if f.symbol == "capped"]
+    assert len(summary) == 1 and summary[0].severity == "info" and "700 more DV002" in summary[0].message
+    assert summary[0].line == MAX_FINDINGS_PER_RULE + 2  # where the first left-out finding is
+    assert [f.rule for f in result.findings if f.rule == "CU001"] == ["CU001"]  # other rules untouched
+    assert [n.reason for n in result.notes if n.path == "gen.py"] == [
+        f"findings capped at {MAX_FINDINGS_PER_RULE} per rule: DV002 (700 more)"]

@@ -218,11 +218,48 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     return text, ""
 
 
+MAX_FINDINGS_PER_RULE = 500  # per file: a generated file must not make a report of hundreds of MB
+
+
+def cap_findings(result: FileResult, limit: int = MAX_FINDINGS_PER_RULE) -> FileResult:
+    """Keep the first `limit` findings of each rule in the file; the rest become one info
+    finding of that rule saying how many were left out, and the file's note says so too
+    (the migrator then rewrites only the findings listed)."""
+    counts: dict[str, int] = {}
+    for f in result.findings:
+        counts[f.rule] = counts.get(f.rule, 0) + 1
+    over = {rule: n - limit for rule, n in counts.items() if n > limit}
+    if not over:
+        return result
+    kept: list[Finding] = []
+    seen: dict[str, int] = {}
+    for f in sorted(result.findings, key=Finding.sort_key):
+        seen[f.rule] = seen.get(f.rule, 0) + 1
+        if seen[f.rule] <= limit:
+            kept.append(f)
+        elif seen[f.rule] == limit + 1:
+            kept.append(Finding(
+                rule=f.rule, path=f.path, line=f.line, col=f.col, end_line=f.line, end_col=f.col,
+                message=f"{over[f.rule]} more {f.rule} findings in this file from this line on are not listed "
+                        f"(at most {limit} per rule per file)",
+                severity="info", confidence="low", symbol="capped"))
+    result.findings = kept
+    capped = ", ".join(f"{rule} ({n} more)" for rule, n in sorted(over.items()))
+    note = f"findings capped at {limit} per rule: {capped}"
+    result.note = f"{result.note}; {note}" if result.note else note
+    return result
+
+
 def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None, defer_data: bool = False) -> FileResult:
-    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code.
+    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code. At most
+    MAX_FINDINGS_PER_RULE findings of each rule are kept per file (cap_findings).
 
     `defer_data`: a JSON/YAML file of no known config kind is only counted (marked `deferred`);
     the scan analyses it later only if a launch script names it."""
+    return cap_findings(_analyse_bytes(job, data, kb, coverage, defer_data))
+
+
+def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defer_data: bool) -> FileResult:
     result = FileResult(lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
     if defer_data and job.kind == "config" and job.config_kind in ("json", "yaml") and not _maybe_config(job, data):
         result.data_file = result.deferred = True
