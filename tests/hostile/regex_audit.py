@@ -53,6 +53,7 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("scan/text_scanners.py", '_LAUNCHER + r"(?:(?!" + _LAUNCHER + r")[^\\n;|&])*?(?:\\s-m\\s+([\\w.]+)|\\s([\\w./-]+\\.py))\\b"'):
         "module global _LAUNCH (walked)",
     ("knowledge/base.py", "pat"): "packages.yaml patterns, compiled only to check them (KB walk)",
+    ("skillgen/recipe.py", "p"): "packages.yaml patterns (KB walk)",
     ("scan/text_scanners.py", "pat"): "packages.yaml patterns (built_patterns: _package_patterns)",
     ("scan/text_scanners.py", "flag"): "cli-flag rules' flags (built_patterns: _cli_flag_patterns)",
     ("scan/text_scanners.py", 'r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"'):
@@ -70,7 +71,7 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("scan/engine.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
     ("scan/own_outputs.py", 'rb\'"schema"\\s*:\\s*"ascend-migrate/(\' + "|".join(OUTPUT_KINDS).encode() + rb\')/\''):
         "module global (walked)",
-    ("envsetup/generate.py", 're.escape(RC_BEGIN) + r".*?" + re.escape(RC_END) + r"\\n?"'):
+    ("envsetup/generate.py", 're.escape(RC_BEGIN) + r".*?" + re.escape(RC_END) + r"(?:\\r?\\n)?"'):
         "our own rc-file markers, escaped (built_patterns)",
 }
 
@@ -238,7 +239,7 @@ def built_patterns() -> list[Audited]:
     out.append(Audited.of(any_name.pattern, any_name.flags, "scan.text_scanners._line_patterns (names)"))
     for p, *_ in (*text_scanners._cli_flag_patterns(kb), *text_scanners._package_patterns(kb)):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
-    rc = re.escape(generate.RC_BEGIN) + r".*?" + re.escape(generate.RC_END) + r"\n?"
+    rc = re.escape(generate.RC_BEGIN) + r".*?" + re.escape(generate.RC_END) + r"(?:\r?\n)?"
     out.append(Audited(rc, re.S, "envsetup.generate.add_to_rc"))
     return out
 
