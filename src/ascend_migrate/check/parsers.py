@@ -70,7 +70,7 @@ class NpuSmiInfo:
 
 _BORDER_RE = re.compile(r"^\s*\+[-=+]*\+?\s*$")
 _VERSION_RE = re.compile(r"npu-smi\s+(\S+)\s+Version:\s*(\S+)", re.I)
-_PAIR_RE = re.compile(r"(\d+)\s*/\s*(\d+)")
+_PAIR_RE = re.compile(r"(?<!\d)(\d+)\s*/\s*(\d+)")
 _TOKEN_RE = re.compile(r"\d+\s*/\s*\d+|\S+")
 _NO_PROC_RE = re.compile(r"No running processes found in NPU\s+(\d+)", re.I)
 
@@ -230,7 +230,7 @@ def parse_install_info(text: str) -> InstallInfo:
     return info
 
 
-_CFG_RE = re.compile(r"^\s*(\w+?)_(running|upgrade|installed)_version\s*=\s*\[([^\]:]*):?([^\]]*)\]\s*$")
+_CFG_RE = re.compile(r"^\s*(\w+?)_(running|upgrade|installed)_version\s*=\s*\[([^\]:]*)(?::([^\]]*))?\]\s*$")
 
 
 def parse_version_cfg(text: str) -> dict[str, Any]:
@@ -253,7 +253,7 @@ def parse_version_cfg(text: str) -> dict[str, Any]:
         name, kind, inner_v, cann_v = m.groups()
         if kind != "running":
             continue
-        comps[name] = cann_v.strip()
+        comps[name] = (cann_v or "").strip()
         inner[name] = inner_v.strip()
     version = comps.get("toolkit") or comps.get("runtime") or next(iter(comps.values()), "")
     if not comps:

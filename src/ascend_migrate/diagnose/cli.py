@@ -80,10 +80,13 @@ def diagnose_command(logs, fmt, as_json, min_confidence, list_only, kb_path, qui
         except InputError as exc:
             click.echo(f"Error: {exc}", err=True)
             sys.exit(EXIT_USAGE)
+    if fmt != "json":
+        for note in d.notes:
+            click.echo(f"note: {note}", err=True)
     floor = CONFIDENCE_RANK[min_confidence]
     matches = [m for m in d.matches() if CONFIDENCE_RANK[m.confidence] >= floor]
     if fmt == "json":
-        click.echo(json.dumps(report_dict(matches, d.sources, d.lines), indent=2))
+        click.echo(json.dumps(report_dict(matches, d.sources, d.lines, d.notes), indent=2))
     elif quiet:
         if matches:
             m = matches[0]

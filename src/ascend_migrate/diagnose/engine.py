@@ -15,7 +15,7 @@ import io
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable, Iterator, Optional, Sequence, Union
+from typing import IO, Any, Generator, Iterable, Iterator, Optional, Sequence, Union
 
 from ascend_migrate.diagnose.kb import CONFIDENCE_RANK, KnowledgeBase, Signature, default_kb
 from ascend_migrate.diagnose.prefilter import candidate_lines
@@ -24,6 +24,12 @@ SCHEMA_VERSION = 2
 NEAR_WINDOW = 6
 MAX_LINE_CHARS = 400
 BLOCK_CHARS = 4 << 20
+# A line longer than this is read in windows of this many characters, each overlapping the one
+# before by MAX_SIGNATURE_CHARS, so memory stays flat whatever the line length (a 1 GB line from
+# a small .gz) and a signature up to MAX_SIGNATURE_CHARS long is found across a window edge.
+LINE_WINDOW_CHARS = 256 << 10
+MAX_SIGNATURE_CHARS = 4 << 10
+REPEAT_LINE_CHARS = 2048  # longer lines are not remembered as repeats (bounded memory)
 SNIFF_BYTES = 64 << 10
 ERR_CODE_ID = "torch-npu-err-code"
 REPEAT_CACHE = 20000  # distinct lines remembered
@@ -41,7 +47,7 @@ _TS_RES = (
     re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,6}))?"),
 )
 _RANK_RE = re.compile(r"\[rank(\d+)\]|\brank[= ](\d+)\b|RankID:(\d+)\b|\bTP(\d+)\b(?= pid=)")
-_LIB_RE = re.compile(r"(?P<lib>[\w.+-]+\.so(?:\.[\w.]+)?)")
+_LIB_RE = re.compile(r"(?P<lib>(?<![\w.+-])[\w.+-]+\.so(?:\.[\w.]+)?)")
 
 
 class InputError(ValueError):
@@ -198,15 +204,52 @@ def open_log(source: Union[str, Path, IO[bytes]], name: Optional[str] = None) ->
     return io.TextIOWrapper(stream, encoding=encoding, errors="replace", newline="")
 
 
-def iter_blocks(stream: IO[str], size: int = BLOCK_CHARS) -> Iterator[str]:
-    """Blocks of about `size` characters, each ending at a line end (except maybe the last)."""
+def iter_pieces(stream: IO[str], size: int = BLOCK_CHARS,
+                window: Optional[int] = LINE_WINDOW_CHARS) -> Iterator[tuple[str, str, bool]]:
+    """("lines", text, True) for runs of whole lines (the last may lack its line end at the end
+    of the input), and ("window", text, last) for the windows of a line longer than `window`
+    characters: consecutive windows overlap by MAX_SIGNATURE_CHARS; `last` marks the window
+    that ends the line."""
+    pending = ""
     while True:
-        block = stream.read(size)
+        block = pending + stream.read(size)
+        pending = ""
         if not block:
             return
         if not block.endswith("\n"):
-            block += stream.readline()
-        yield block
+            if window is None:
+                block += stream.readline()
+            else:
+                rest = stream.readline(window)
+                block += rest
+                if rest and not rest.endswith("\n") and len(rest) == window:
+                    cut = block.rfind("\n") + 1
+                    if cut:
+                        yield "lines", block[:cut], True
+                    pending = yield from _windows(block[cut:], stream, window)
+                    continue
+        yield "lines", block, True
+
+
+def _windows(start: str, stream: IO[str], window: int) -> Generator[tuple[str, str, bool], None, str]:
+    """The windows of the over-long line that begins with `start` (read on from `stream`);
+    returns what was read past the line's end."""
+    overlap = min(MAX_SIGNATURE_CHARS, window // 2)
+    current = start
+    while True:
+        nl = current.find("\n")
+        if nl != -1:  # the line ends in this window
+            yield "window", current[:nl], True
+            return current[nl + 1:]
+        if len(current) >= window:
+            yield "window", current[:window], False
+            current = current[window - overlap:]
+            continue
+        more = stream.readline(window)
+        if not more:
+            yield "window", current, True
+            return ""
+        current += more
 
 
 # ----------------------------------------------------------------------------- matching
@@ -315,6 +358,7 @@ class Diagnoser:
         self.found: dict[str, Match] = {}
         self.lines = 0
         self.sources: list[str] = []
+        self.notes: list[str] = []  # what was read differently (over-long lines), for the report
         # a line seen before (same text) adds to the same matches: remember which
         self._repeat: dict[str, list[str]] = {}
         # ERR codes are decoded wherever they appear; make sure the prefilter sees them.
@@ -326,7 +370,17 @@ class Diagnoser:
         self.sources.append(source)
         base = 0  # lines before the current block
         tail: list[str] = []  # the last NEAR_WINDOW lines of the previous block
-        for block in iter_blocks(stream):
+        long_lines = 0
+        for kind, block, last in iter_pieces(stream, BLOCK_CHARS, LINE_WINDOW_CHARS):
+            if kind == "window":
+                if "\x1b" in block:
+                    block = _ANSI_RE.sub("", block)
+                for start, end in candidate_lines(block, self._anchors):
+                    self._match_line(block, start, end, base + 1, tail, source, file_index)
+                if last:
+                    long_lines += 1
+                    base += 1
+                continue
             if "\x1b" in block:
                 block = _ANSI_RE.sub("", block)
             counted, counted_at = 0, 0
@@ -340,6 +394,10 @@ class Diagnoser:
             base += n
             tail = block.rsplit("\n", NEAR_WINDOW + 1)[-(NEAR_WINDOW + 1):]
         self.lines += base
+        if long_lines:
+            self.notes.append(f"{source}: {long_lines} line(s) longer than {LINE_WINDOW_CHARS} characters were read in "
+                              f"windows overlapping by {MAX_SIGNATURE_CHARS} characters (a signature longer than "
+                              "that across a window edge is not found)")
 
     def feed_text(self, text: str, source: str = "<text>") -> None:
         self.feed_stream(io.StringIO(text), source)
@@ -438,7 +496,7 @@ class Diagnoser:
                 file_index=fi,
                 _ts=ts_key,
             )
-        if not used_context and len(self._repeat) < REPEAT_CACHE:
+        if not used_context and len(self._repeat) < REPEAT_CACHE and len(line) <= REPEAT_LINE_CHARS:
             self._repeat[line] = keys
 
     def _details(self, sig: Signature, m: re.Match) -> Optional[dict[str, str]]:
@@ -446,7 +504,7 @@ class Diagnoser:
             return None
         lib = m.groupdict().get("lib") if m.re.groupindex else None
         if not lib:
-            lm = _LIB_RE.search(m.group(0))
+            lm = _LIB_RE.search(m.group("_sig") if "_sig" in m.re.groupindex else m.group(0))
             lib = lm.group("lib") if lm else ""
         lib = lib.rsplit("/", 1)[-1]
         known = self.kb.library(lib.split(".so")[0]) if lib else None
@@ -524,11 +582,13 @@ def primary(matches: Iterable[Match]) -> Optional[Match]:
     return ranked[0] if ranked else None
 
 
-def report_dict(matches: list[Match], source: Union[str, Sequence[str]], n_lines: int) -> dict[str, Any]:
+def report_dict(matches: list[Match], source: Union[str, Sequence[str]], n_lines: int,
+                notes: Sequence[str] = ()) -> dict[str, Any]:
     ranked = rank_matches(matches)
     top = ranked[0] if ranked else None
     sources = [source] if isinstance(source, str) else list(source)
-    return {
+    extra = {"notes": list(notes)} if notes else {}
+    return {**extra,
         "schema_version": SCHEMA_VERSION,
         "source": sources[0] if len(sources) == 1 else sources,
         "lines": n_lines,

@@ -103,9 +103,9 @@ class Signature:
             "category": self.category,
             "severity": self.severity,
             "confidence": self.confidence,
-            "patterns": [p.pattern for p in self.patterns],
-            "near": self.near.pattern if self.near else None,
-            "unless": self.unless.pattern if self.unless else None,
+            "patterns": [WRITTEN.get(p.pattern, p.pattern) for p in self.patterns],
+            "near": WRITTEN.get(self.near.pattern, self.near.pattern) if self.near else None,
+            "unless": WRITTEN.get(self.unless.pattern, self.unless.pattern) if self.unless else None,
             "family": self.family,
             "role": self.role,
             "cause": self.cause,
@@ -155,11 +155,108 @@ class KnowledgeBase:
         raise KeyError(sig_id)
 
 
+_FLAGS = re.compile(r"\(\?[aiLmsux]+\)")
+# the pattern as written in failures.yaml, for each linear form compiled from it
+WRITTEN: dict[str, str] = {}
+
+
+def _top_level_split(pattern: str) -> Optional[list[str]]:
+    """`pattern` cut at every `.*` outside groups and classes; None when it has a top-level
+    alternation (then no cut is sound)."""
+    parts, start, depth, i, in_class = [], 0, 0, 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]" or pattern[i - 1] == "["
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1:i + 2] == "^":
+                i += 1
+            if pattern[i + 1:i + 2] == "]":
+                i += 1
+        elif c == "(":
+            depth += 1
+        elif c == ")":
+            depth -= 1
+        elif depth == 0 and c == "|":
+            return None
+        elif depth == 0 and pattern.startswith(".*", i) and pattern[i + 2:i + 3] not in ("?", "+"):
+            parts.append(pattern[start:i])
+            start = i + 2
+            i += 2
+            continue
+        i += 1
+    parts.append(pattern[start:])
+    return parts
+
+
+def _uncaptured(segment: str) -> str:
+    """`segment` with its groups made non-capturing (for a copy inside a lookahead)."""
+    out, i, in_class = [], 0, False
+    while i < len(segment):
+        c = segment[i]
+        if c == "\\":
+            out.append(segment[i:i + 2])
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+        elif c == "(":
+            m = re.match(r"\(\?P<\w+>", segment[i:])
+            if m:
+                out.append("(?:")
+                i += len(m.group(0))
+                continue
+            if segment[i + 1:i + 2] != "?":
+                out.append("(?:")
+                i += 1
+                continue
+        out.append(c)
+        i += 1
+    return "".join(out)
+
+
+def linear_form(pattern: str) -> str:
+    """A pattern that matches the same lines as `A.*B.*C` in time linear in the line length.
+
+    `A.*B` searched on a line with many A and no B restarts at every A and runs to the end of the
+    line each time (quadratic). Some A followed by some B exists exactly when the first A is
+    followed by a B, so the linear form anchors at the line start, skips to the first A with a
+    tempered dot (`(?:(?!A).)*`, which cannot step over an A), and does the same for each later
+    part. The match starts at the line start; the group `_sig` holds what the written pattern
+    would have matched from (the same first A). Patterns without a top-level `.*` are kept.
+    """
+    flags = ""
+    m = _FLAGS.match(pattern)
+    if m:
+        flags, pattern = m.group(0), pattern[m.end():]
+    parts = _top_level_split(pattern)
+    if parts is None or len(parts) < 2 or "(?P<_sig>" in pattern:
+        return flags + pattern
+    out = [flags + "^"]
+    for j, part in enumerate(parts):
+        if not part:
+            out.append(".*" if j == len(parts) - 1 else "")
+            continue
+        out.append(f"(?:(?!{_uncaptured(part)}).)*" + ("(?P<_sig>" if j == 0 else "") + part)
+    if parts[0]:
+        out.append(")")
+    return "".join(out)
+
+
 def _compile(file: Path, where: str, pattern: Any) -> re.Pattern[str]:
     if not isinstance(pattern, str) or not pattern:
         raise KnowledgeError(file, where, "expected a non-empty regex string")
     try:
-        return re.compile(pattern)
+        re.compile(pattern)
+        linear = linear_form(pattern)
+        WRITTEN[linear] = pattern
+        return re.compile(linear)
     except re.error as exc:
         raise KnowledgeError(file, where, f"invalid regex: {exc}") from exc
 

@@ -5,7 +5,7 @@ import textwrap
 from typing import Optional
 
 from ascend_migrate.diagnose.engine import Match
-from ascend_migrate.diagnose.kb import FAMILIES, KnowledgeBase, default_kb
+from ascend_migrate.diagnose.kb import FAMILIES, WRITTEN, KnowledgeBase, default_kb
 
 
 def _wrap(label: str, text: str, width: int = 100) -> str:
@@ -96,10 +96,10 @@ def render_reference(kb: Optional[KnowledgeBase] = None) -> str:
                 f"### `{s.id}`: {s.title}",
                 "",
                 f"- Severity: {s.severity}; confidence when matched: {s.confidence}; {s.role}; category {s.category}",
-                "- Matches: " + ", ".join(f"`{_cell(p.pattern)}`" for p in s.patterns),
+                "- Matches: " + ", ".join(f"`{_cell(WRITTEN.get(p.pattern, p.pattern))}`" for p in s.patterns),
             ]
             if s.near is not None:
-                out.append(f"- Only with `{_cell(s.near.pattern)}` within a few lines")
+                out.append(f"- Only with `{_cell(WRITTEN.get(s.near.pattern, s.near.pattern))}` within a few lines")
             out += [
                 f"- Cause: {s.cause}",
                 f"- Fix: {s.fix}",

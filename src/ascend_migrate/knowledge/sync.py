@@ -54,6 +54,18 @@ class SyncError(Exception):
     """The input is not a torch_npu distribution that can be read at all."""
 
 
+class RefusedInput(SyncError):
+    """A wheel this tool will not inflate (encrypted or unknown-method members, a member or a
+    total that inflates past the caps): exit status 2, one line saying why."""
+
+
+# A torch_npu wheel's largest Python source is well under 1 MB; these caps only stop a small
+# crafted zip from inflating to gigabytes (a zip bomb).
+MAX_MEMBER_BYTES = 32 << 20
+MAX_TOTAL_BYTES = 256 << 20
+_ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+
+
 # --------------------------------------------------------------------------------------
 # Source trees: a wheel (zip) or an installed site-packages directory.
 
@@ -131,16 +143,43 @@ class WheelTree(SourceTree):
             self._zip = zipfile.ZipFile(io.BytesIO(raw))
         except zipfile.BadZipFile as exc:
             raise SyncError(f"{self.path}: not a wheel (zip) file: {exc}") from exc
+        for info in self._zip.infolist():
+            if info.flag_bits & 0x1:
+                raise RefusedInput(f"{self.path}: member {info.filename!r} is encrypted; wheels never are: refused")
+            if info.compress_type not in _ZIP_METHODS:
+                raise RefusedInput(f"{self.path}: member {info.filename!r} uses compression method "
+                                   f"{info.compress_type}, not one a wheel uses (stored, deflate): refused")
         self._names = [n for n in self._zip.namelist() if not n.endswith("/")]
+        self._inflated = 0
 
     def names(self) -> list[str]:
         return self._names
 
     def _read(self, path: str) -> Optional[bytes]:
+        """The member's bytes, inflated in chunks and never past the caps (whatever size the
+        archive declares)."""
         try:
-            return self._zip.read(path)
-        except (KeyError, zipfile.BadZipFile, OSError, ValueError):
+            info = self._zip.getinfo(path)
+            if info.file_size > MAX_MEMBER_BYTES:
+                raise self._too_big(path)
+            chunks, size = [], 0
+            with self._zip.open(info) as fh:
+                while True:
+                    chunk = fh.read(1 << 20)
+                    if not chunk:
+                        break
+                    size += len(chunk)
+                    self._inflated += len(chunk)
+                    if size > MAX_MEMBER_BYTES or self._inflated > MAX_TOTAL_BYTES:
+                        raise self._too_big(path)
+                    chunks.append(chunk)
+            return b"".join(chunks)
+        except (KeyError, zipfile.BadZipFile, OSError, ValueError, EOFError):
             return None
+
+    def _too_big(self, path: str) -> RefusedInput:
+        return RefusedInput(f"{self.path}: member {path!r} inflates past {MAX_MEMBER_BYTES >> 20} MiB "
+                            f"(or the members read so far past {MAX_TOTAL_BYTES >> 20} MiB): refused")
 
 
 class DirTree(SourceTree):

@@ -22,7 +22,7 @@ from ascend_migrate.knowledge.coverage import (
     load_coverage,
 )
 from ascend_migrate.knowledge.loader import KnowledgeError
-from ascend_migrate.knowledge.sync import SyncError, build_coverage, coverage_filename, open_tree, render
+from ascend_migrate.knowledge.sync import RefusedInput, SyncError, build_coverage, coverage_filename, open_tree, render
 
 
 @click.group(name="kb")
@@ -48,6 +48,10 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
     try:
         tree = open_tree(wheel=wheel, site_packages=site_packages)
         doc = build_coverage(tree)
+    except RefusedInput as exc:
+        refused = click.ClickException(str(exc))
+        refused.exit_code = 2  # an input this tool will not read: like a usage error
+        raise refused from exc
     except SyncError as exc:
         raise click.ClickException(str(exc)) from exc
     text = render(doc)

@@ -60,7 +60,9 @@ def known_config_kind(text: str, kind: str) -> str:
     return ""
 
 
-_CONFIG_REF = re.compile(r"""([\w.$/{}~-]*[\w-]+\.(?:json|ya?ml))\b""")
+# starts only where a path starts (a match can begin nowhere else anyway), one class run then
+# the suffix: linear on any line (the form with `[...]*[\w-]+` was cubic on a long word)
+_CONFIG_REF = re.compile(r"""(?<![\w.$/{}~-])([\w.$/{}~-]*[\w-]\.(?:json|ya?ml))\b""")
 
 
 def config_references(text: str) -> list[str]:

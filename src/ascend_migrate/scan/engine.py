@@ -13,7 +13,6 @@ import ast
 import hashlib
 import json
 import os
-import pickle
 import re
 import sys
 import tempfile
@@ -29,6 +28,7 @@ from ascend_migrate.knowledge.loader import DATA_DIR
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
+from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
 from ascend_migrate.scan.python_ast import PythonAnalyzer
@@ -218,11 +218,48 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     return text, ""
 
 
+MAX_FINDINGS_PER_RULE = 500  # per file: a generated file must not make a report of hundreds of MB
+
+
+def cap_findings(result: FileResult, limit: int = MAX_FINDINGS_PER_RULE) -> FileResult:
+    """Keep the first `limit` findings of each rule in the file; the rest become one info
+    finding of that rule saying how many were left out, and the file's note says so too
+    (the migrator then rewrites only the findings listed)."""
+    counts: dict[str, int] = {}
+    for f in result.findings:
+        counts[f.rule] = counts.get(f.rule, 0) + 1
+    over = {rule: n - limit for rule, n in counts.items() if n > limit}
+    if not over:
+        return result
+    kept: list[Finding] = []
+    seen: dict[str, int] = {}
+    for f in sorted(result.findings, key=Finding.sort_key):
+        seen[f.rule] = seen.get(f.rule, 0) + 1
+        if seen[f.rule] <= limit:
+            kept.append(f)
+        elif seen[f.rule] == limit + 1:
+            kept.append(Finding(
+                rule=f.rule, path=f.path, line=f.line, col=f.col, end_line=f.line, end_col=f.col,
+                message=f"{over[f.rule]} more {f.rule} findings in this file from this line on are not listed "
+                        f"(at most {limit} per rule per file)",
+                severity="info", confidence="low", symbol="capped"))
+    result.findings = kept
+    capped = ", ".join(f"{rule} ({n} more)" for rule, n in sorted(over.items()))
+    note = f"findings capped at {limit} per rule: {capped}"
+    result.note = f"{result.note}; {note}" if result.note else note
+    return result
+
+
 def analyse(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any = None, defer_data: bool = False) -> FileResult:
-    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code.
+    """Analyse one file's bytes. Pure: no I/O, no imports of the scanned code. At most
+    MAX_FINDINGS_PER_RULE findings of each rule are kept per file (cap_findings).
 
     `defer_data`: a JSON/YAML file of no known config kind is only counted (marked `deferred`);
     the scan analyses it later only if a launch script names it."""
+    return cap_findings(_analyse_bytes(job, data, kb, coverage, defer_data))
+
+
+def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defer_data: bool) -> FileResult:
     result = FileResult(lines=data.count(b"\n") + (1 if data and not data.endswith(b"\n") else 0))
     if defer_data and job.kind == "config" and job.config_kind in ("json", "yaml") and not _maybe_config(job, data):
         result.data_file = result.deferred = True
@@ -264,7 +301,7 @@ def _parse(job: Job, text: str, kb: KnowledgeBase, result: FileResult) -> Option
         return ast.parse(text, filename=job.rel)
     except (SyntaxError, ValueError) as exc:
         result.note = f"syntax error line {getattr(exc, 'lineno', '?')}: {getattr(exc, 'msg', exc)}"
-    except RecursionError:
+    except (RecursionError, MemoryError):  # CPython's parser gives up on deep nesting with either
         result.note = "too deeply nested to parse"
     result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
     return None
@@ -289,14 +326,20 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     tree = _parse(job, text, kb, result)
     if tree is None:
         return result
-    analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage, outer=outer)
-    result.findings = analyzer.run()
+    try:
+        analyzer = PythonAnalyzer(kb, job.rel, text, tree, coverage=coverage, outer=outer)
+        result.findings = analyzer.run()
+        entry = entries.module_facts(tree, text)
+    except (RecursionError, MemoryError):  # parsed, but too deep to walk: as if it did not parse
+        result.note = "too deeply nested to analyse"
+        result.findings = ts.scan_tokens(kb, job.rel, text, result.note)
+        return result
     facts = analyzer.facts
     result.main_guard = facts.main_guard_line
     result.has_transfer_import = facts.has_transfer_import
     result.imports_torch_npu = facts.imports_torch_npu
     result.frameworks = dict(facts.frameworks)
-    result.entry = entries.module_facts(tree, text)
+    result.entry = entry
     name = job.rel.rsplit("/", 1)[-1]
     if name == "__main__.py" and not result.main_guard:
         result.main_guard = 1
@@ -326,9 +369,11 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
             try:
                 tree = ast.parse(source, filename=job.rel)
                 parsed.append((tree, cell.source))
-            except SyntaxError as exc:
+            except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
                 parsed.append((None, cell.source))
-                for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: syntax error line {exc.lineno}"):
+                why = (f"syntax error line {getattr(exc, 'lineno', '?')}" if isinstance(exc, (SyntaxError, ValueError))
+                       else "too deeply nested to parse")
+                for f in ts.scan_tokens(kb, job.rel, source, f"cell {number}: {why}"):
                     result.findings.append(f)
                 continue
             analyzer = PythonAnalyzer(kb, job.rel, source, tree, coverage=coverage, cell=number, outer=names)
@@ -384,7 +429,7 @@ def _apply_suppressions(result: FileResult, text: str) -> None:
     result.findings = kept
 
 
-_SCRIPT_SPEC = re.compile(r"""["']?[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
+_SCRIPT_SPEC = re.compile(r"""["']?(?<![\w.-])[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
 
 
 # `scripts.NAME = "pkg.mod:func"` (a dotted key in [project], or `project.scripts.NAME` at the
@@ -421,7 +466,7 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 4
+CACHE_FORMAT = 5  # 5: JSON (cache_codec) instead of a pickle, which would run code on load
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
@@ -474,14 +519,31 @@ def _cache_file(root: Path, npu_version: str) -> Path:
     return cache_dir() / "scan" / f"{key}.index"
 
 
+_CODEC: Optional[Codec] = None
+
+
+def _codec() -> Codec:
+    """The cache's codec, built once: it may only ever construct these classes."""
+    global _CODEC
+    if _CODEC is None:
+        from ascend_migrate.scan.finding import Edit, Fix, Position
+        _CODEC = Codec((CacheIndex, CacheEntry, FileResult, Finding, Fix, Edit, Position,
+                        entries.EntryFacts, entries.ImportRef, entries.Decision))
+    return _CODEC
+
+
 def _load_cache(path: Path, digest: str) -> CacheIndex:
-    """The tree's index, read in one go; empty when missing, unreadable or for another rule set."""
+    """The tree's index, read in one go; empty when missing, unreadable, not an index this
+    version wrote (garbage, a planted pickle: never executed, only parsed as JSON and refused)
+    or for another rule set."""
     try:
         with path.open("rb") as fh:
-            data = pickle.load(fh)
-    except Exception:
+            data = _codec().loads(fh.read())
+    except (OSError, CacheFormatError):
         return CacheIndex(digest)
-    if not isinstance(data, CacheIndex) or data.digest != digest:
+    if (not isinstance(data, CacheIndex) or data.digest != digest
+            or not all(type(k) is str and isinstance(v, CacheEntry) and isinstance(v.result, FileResult)
+                       for k, v in data.files.items())):
         return CacheIndex(digest)
     return data
 
@@ -491,7 +553,7 @@ def _save_cache(path: Path, index: CacheIndex) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         with os.fdopen(fd, "wb") as fh:
-            pickle.dump(index, fh, protocol=pickle.HIGHEST_PROTOCOL)
+            fh.write(_codec().dumps(index))
         os.replace(tmp, path)
     except OSError:
         pass  # caching is an optimisation; never fail a scan for it

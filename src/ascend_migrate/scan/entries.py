@@ -63,7 +63,7 @@ _NOT_LIBRARY_DIRS = frozenset({"tests", "test", "testing", "tools", "examples", 
                                "recipes", "configs", "notebooks", "apps", "applications", "tutorials"})
 _PY_NOTEBOOK_LANGS = frozenset({"python", "py", "python3", "pycon", "ipython", "ipython3", "jupyter", "pytb"})
 TRAINING_CALLS = frozenset({"backward", "zero_grad"})
-_SHEBANG = re.compile(r"#!.*\bpython")
+_SHEBANG = re.compile(r"^#!(?:(?!\bpython).)*\bpython")  # matched at the line start only
 
 
 # --------------------------------------------------------------------------- per-file facts
@@ -326,7 +326,7 @@ def notebook_facts(cells: Iterable[tuple[Optional[ast.Module], str]]) -> EntryFa
         shell = "\n".join(line.lstrip()[1:] for line in source.splitlines() if line.lstrip().startswith("!"))
         launched.extend((0, target, cwd) for _, target, cwd in launches(shell, "sh"))  # cell lines: no file line
         for line in source.splitlines():
-            m = re.match(r"\s*%run\s+(?:-\S+\s+)*([\w./-]+\.py)\b", line)
+            m = re.match(r"^\s*%run\s+(?:-\S+\s+)*([\w./-]+\.py)\b", line)
             if m:
                 launched.append((0, m.group(1), ""))
     return EntryFacts(tuple(imports), torch, 0, (), (), tuple(launched), True, transfer, npu)

@@ -18,7 +18,7 @@ from ascend_migrate.scan.finding import Edit, Finding, Fix, Position
 
 # --------------------------------------------------------------------------- CUDA sources
 _HIGH = re.compile(r"\b(cublas\w*|cudnn\w*|cutlass|cusparse\w*|cufft\w*|curand\w*|cusolver\w*|thrust::|cub::|nvcuda::wmma|mma\.sync|cp\.async|__nv_bfloat16|cuda::pipeline)", re.I)
-_MEDIUM = re.compile(r"(__shared__|__shfl\w*|__syncwarp|__ballot_sync|__any_sync|__all_sync|atomic\w+\s*\(|cooperative_groups|__ldg|warpSize|__syncthreads)")
+_MEDIUM = re.compile(r"(__shared__|__shfl\w*|__syncwarp|__ballot_sync|__any_sync|__all_sync|\batomic\w+\s*\(|cooperative_groups|__ldg|warpSize|__syncthreads)")
 _KERNEL = re.compile(r"__global__\s+(?:void|[\w:<>]+)\s+(\w+)")
 
 
@@ -38,8 +38,23 @@ def triage_cuda_source(text: str) -> tuple[str, list[str]]:
 
 
 def _strip_c_comments(text: str) -> str:
-    text = re.sub(r"/\*.*?\*/", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
-    return re.sub(r"//[^\n]*", "", text)
+    r"""`text` without /* */ comments (their line breaks kept) and // comments.
+
+    A loop of str.find, not a lazy regex: `/\*.*?\*/` restarts at every `/*` of an unclosed
+    comment and scans to the end each time (quadratic on a file of `/*`)."""
+    out, pos = [], 0
+    while True:
+        start = text.find("/*", pos)
+        if start == -1:
+            out.append(text[pos:])
+            break
+        end = text.find("*/", start + 2)
+        if end == -1:  # an unclosed comment is left as it is
+            out.append(text[pos:])
+            break
+        out.append(text[pos:start] + "\n" * text.count("\n", start, end))
+        pos = end + 2
+    return re.sub(r"//[^\n]*", "", "".join(out))
 
 
 def scan_cuda_source(kb: KnowledgeBase, path: str, text: str) -> list[Finding]:
@@ -140,9 +155,10 @@ def _dependency_lines(path: str, text: str) -> Iterable[tuple[int, int, str]]:
                 yield i, len(line) - len(line.lstrip()), stripped
     elif name in ("environment.yml", "environment.yaml", "conda.yml", "conda.yaml"):
         for i, line in enumerate(lines, 1):
-            m = re.match(r"^(\s*-\s+)([A-Za-z0-9][^\s#=<>!]*.*?)\s*(#.*)?$", line)
-            if m:
-                yield i, len(m.group(1)), m.group(2).strip().strip("'\"").replace("=", "==", 1) if "==" not in m.group(2) else m.group(2)
+            m = re.match(r"^(\s*-\s+)([A-Za-z0-9][^\s#=<>!]*)", line)
+            if m:  # the item up to a comment, cut with str methods (a lazy regex was quadratic)
+                item = (m.group(2) + line[m.end(2):].split("#", 1)[0]).rstrip()
+                yield i, len(m.group(1)), item.strip().strip("'\"").replace("=", "==", 1) if "==" not in item else item
     elif name == "pyproject.toml":
         section = ""
         for i, line in enumerate(lines, 1):
@@ -481,7 +497,10 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
 
 
 # --------------------------------------------------------------------------- launch scripts
-_LAUNCH = re.compile(r"(?:python[0-9.]*|torchrun|accelerate\s+launch|deepspeed|torch\.distributed\.(?:run|launch))\b[^\n;|&]*?(?:\s-m\s+([\w.]+)|\s([\w./-]+\.py))\b")
+_LAUNCHER = r"(?:python[0-9.]*|torchrun|accelerate\s+launch|deepspeed|torch\.distributed\.(?:run|launch))\b"
+# The arguments are read up to the next launcher word at most (tempered): that word starts its
+# own match, and a line of many launcher words with no script costs linear time, not quadratic.
+_LAUNCH = re.compile(_LAUNCHER + r"(?:(?!" + _LAUNCHER + r")[^\n;|&])*?(?:\s-m\s+([\w.]+)|\s([\w./-]+\.py))\b")
 
 
 def launched_scripts(text: str) -> list[tuple[int, str]]:

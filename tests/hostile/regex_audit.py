@@ -1,0 +1,461 @@
+"""Regex inventory and adversarial-line timing for the regex audit test.
+
+Every regular expression the tool runs on text it did not write (scanned trees, logs, wheels,
+pyproject files) must take time linear in the line length. This module finds them all:
+
+* every compiled pattern reachable from a module global of `ascend_migrate` (walking tuples,
+  lists, dicts, sets and dataclass instances a few levels deep);
+* every pattern the knowledge-base loaders compile (diagnose signatures with their `near` and
+  `unless`, prefilter anchors) and every string under a pattern-like key of the KB YAML files
+  (rule match patterns are used with `re.search`/`re.match` at run time);
+* every literal pattern passed to a `re.*` call anywhere in the sources (found with `ast`),
+  so patterns compiled inside functions are audited too.
+
+A `re.*` call whose pattern is not a literal must be listed in `DYNAMIC_SITES` with where its
+patterns come from; the guard test fails on any other, so a new call site cannot escape.
+
+Adversarial lines are built from each pattern's own parse tree: runs of every printable
+character, runs of each literal fragment, and for every repetition a witness of what comes
+before it followed by its body pumped many times and a character that fails the rest.
+"""
+from __future__ import annotations
+
+import ast
+import dataclasses
+import importlib
+import pkgutil
+import re
+import time
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+try:  # Python 3.11+: the parser moved; `sre_parse` is deprecated there
+    import re._parser as sre_parse  # type: ignore[import-not-found]
+    import re._constants as sre_c  # type: ignore[import-not-found]
+except ImportError:  # Python 3.9, 3.10
+    import sre_constants as sre_c  # type: ignore[no-redef]
+    import sre_parse  # type: ignore[no-redef]
+
+import ascend_migrate
+
+SRC = Path(ascend_migrate.__file__).parent
+KB_DIR = SRC / "knowledge"
+RE_FUNCS = {"compile", "search", "match", "fullmatch", "findall", "finditer", "sub", "subn", "split"}
+PATTERN_KEYS = re.compile(r"pattern|regex|^near$|^unless$|anchor")
+
+# `re.*` calls whose pattern is not a literal: (module path relative to the package, source text
+# of the pattern argument) -> where the patterns come from, which the inventory must cover.
+DYNAMIC_SITES: dict[tuple[str, str], str] = {
+    ("scan/python_ast.py", 'rule.match["arg_pattern"]'): "rule YAML `match.arg_pattern` (KB walk)",
+    ("scan/python_ast.py", 'rule.match["pattern"]'): "rule YAML `match.pattern` (KB walk)",
+    ("diagnose/kb.py", "pattern"): "failures.yaml patterns, near, unless (diagnose loader)",
+    ("diagnose/kb.py", "linear"): "the linear forms of failures.yaml patterns, near, unless (diagnose loader)",
+    ("scan/text_scanners.py", '_LAUNCHER + r"(?:(?!" + _LAUNCHER + r")[^\\n;|&])*?(?:\\s-m\\s+([\\w.]+)|\\s([\\w./-]+\\.py))\\b"'):
+        "module global _LAUNCH (walked)",
+    ("knowledge/base.py", "pat"): "packages.yaml patterns, compiled only to check them (KB walk)",
+    ("skillgen/recipe.py", "p"): "packages.yaml patterns (KB walk)",
+    ("scan/text_scanners.py", "pat"): "packages.yaml patterns (built_patterns: _package_patterns)",
+    ("scan/text_scanners.py", "flag"): "cli-flag rules' flags (built_patterns: _cli_flag_patterns)",
+    ("scan/text_scanners.py", 'r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"'):
+        "env-table rules' names, escaped (built_patterns: _line_patterns)",
+    ("scan/text_scanners.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
+        "tool-command rules' tools, escaped (built_patterns: _line_patterns)",
+    ("scan/text_scanners.py", '"|".join(re.escape(n) for n in names) or r"(?!)"'):
+        "alternation of escaped names (built_patterns: _line_patterns)",
+    ("scan/python_ast.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
+        "tool-command rules' tools, escaped: the same patterns as text_scanners' (built_patterns)",
+    ("scan/prefilter.py", '"|".join(alternatives)'): "the scan prefilter (built_patterns: prefilter.pattern)",
+    ("scan/engine.py", '("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()'): "module global (walked)",
+    ("scan/engine.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:"""'):
+        "module global (walked)",
+    ("scan/engine.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
+    ("scan/own_outputs.py", 'rb\'"schema"\\s*:\\s*"ascend-migrate/(\' + "|".join(OUTPUT_KINDS).encode() + rb\')/\''):
+        "module global (walked)",
+    ("envsetup/generate.py", 're.escape(RC_BEGIN) + r".*?" + re.escape(RC_END) + r"(?:\\r?\\n)?"'):
+        "our own rc-file markers, escaped (built_patterns)",
+}
+
+# Patterns that never see text from someone else, each with why (kept few, and checked to exist).
+EXEMPT: dict[str, str] = {
+    "envsetup.generate.add_to_rc": "finds our own block in the user's own shell rc file (`env --rc-file`), "
+                                   "not text from someone else",
+}
+
+ALPHABET = [chr(c) for c in range(32, 127)] + ["\t", "\u00e9", "\u4e2d"]
+GENERIC = " a0-._/:=\t\u4e2d"  # always run, whatever the pattern names
+FAIL_TAILS = ("\x00", "\n")
+
+
+@dataclasses.dataclass(frozen=True)
+class Audited:
+    """One pattern to audit. A bytes pattern is audited as the same pattern over Latin-1 text
+    with ASCII classes, which backtracks exactly as it does over bytes."""
+
+    pattern: str
+    flags: int
+    origin: str
+
+    def compiled(self) -> re.Pattern[str]:
+        return re.compile(self.pattern, self.flags)
+
+    @classmethod
+    def of(cls, pattern: "str | bytes", flags: int, origin: str) -> "Audited":
+        if isinstance(pattern, bytes):
+            return cls(pattern.decode("latin-1"), (flags & ~re.UNICODE) | re.ASCII, origin)
+        return cls(pattern, flags & ~re.UNICODE, origin)
+
+
+# --------------------------------------------------------------------------- inventory
+def all_modules() -> list[str]:
+    names = ["ascend_migrate"]
+    for info in pkgutil.walk_packages([str(SRC)], prefix="ascend_migrate."):
+        names.append(info.name)
+    return names
+
+
+def _walk_value(value: Any, depth: int, seen: set[int]) -> Iterator[re.Pattern]:
+    if id(value) in seen or depth > 4:
+        return
+    seen.add(id(value))
+    if isinstance(value, re.Pattern):
+        yield value
+    elif isinstance(value, (tuple, list, set, frozenset)):
+        for item in value:
+            yield from _walk_value(item, depth + 1, seen)
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _walk_value(item, depth + 1, seen)
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _walk_value(getattr(value, f.name, None), depth + 1, seen)
+
+
+def module_patterns() -> tuple[list[Audited], list[str]]:
+    """Patterns held by module globals, and modules that could not be imported."""
+    found: list[Audited] = []
+    failed: list[str] = []
+    for name in all_modules():
+        try:
+            module = importlib.import_module(name)
+        except Exception as exc:  # noqa: BLE001 - reported by the test
+            failed.append(f"{name}: {exc!r}")
+            continue
+        seen: set[int] = set()
+        for attr, value in vars(module).items():
+            if isinstance(value, type(re)) or attr.startswith("__"):
+                continue
+            for p in _walk_value(value, 0, seen):
+                found.append(Audited.of(p.pattern, p.flags, f"{name}.{attr}"))
+    return found, failed
+
+
+def _yaml_strings(data: Any, key: str = "") -> Iterator[tuple[str, str]]:
+    if isinstance(data, dict):
+        for k, v in data.items():
+            yield from _yaml_strings(v, str(k))
+    elif isinstance(data, list):
+        for v in data:
+            yield from _yaml_strings(v, key)
+    elif isinstance(data, str) and PATTERN_KEYS.search(key):
+        yield key, data
+
+
+def kb_patterns() -> list[Audited]:
+    """Patterns of the knowledge base: what the loaders compile plus every pattern-like YAML value."""
+    import yaml
+
+    from ascend_migrate.diagnose import kb as diagnose_kb
+    from ascend_migrate.knowledge.base import load_knowledge
+
+    out: list[Audited] = []
+    fkb = diagnose_kb.load_kb()
+    seen: set[int] = set()
+    for p in _walk_value(fkb, 0, seen):
+        out.append(Audited.of(p.pattern, p.flags, "failures.yaml (loaded)"))
+    for sig in fkb.signatures:
+        for p in (*sig.patterns, sig.near, sig.unless):
+            if p is not None:
+                out.append(Audited.of(p.pattern, p.flags, f"failures.yaml {sig.id}"))
+    kb = load_knowledge()
+    for p in _walk_value(kb, 0, set()):
+        out.append(Audited.of(p.pattern, p.flags, "knowledge base (loaded)"))
+    for path in sorted(KB_DIR.rglob("*.yaml")):
+        if path.name == "failures.yaml":
+            continue  # its patterns run only in the linear form the loader compiles (audited above)
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        for key, text in _yaml_strings(data):
+            try:
+                re.compile(text)
+            except re.error:
+                continue  # a glob or plain text under a pattern-like key
+            out.append(Audited(text, 0, f"{path.relative_to(SRC)} {key}"))
+    return out
+
+
+def _flags(node: ast.AST | None) -> int:
+    if node is None:
+        return 0
+    return int(eval(compile(ast.Expression(node), "<flags>", "eval"), {"re": re}))  # re.I | re.M only
+
+
+def call_sites() -> tuple[list[Audited], list[tuple[str, str, int]]]:
+    """Literal patterns of every `re.*` call in the sources, and the non-literal call sites
+    (module, pattern source text, line)."""
+    literal: list[Audited] = []
+    dynamic: list[tuple[str, str, int]] = []
+    for path in sorted(SRC.rglob("*.py")):
+        rel = path.relative_to(SRC).as_posix()
+        source = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(source)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and isinstance(node.func.value, ast.Name) and node.func.value.id == "re"
+                    and node.func.attr in RE_FUNCS and node.args):
+                continue
+            arg = node.args[0]
+            flag_node = next((k.value for k in node.keywords if k.arg == "flags"), None)
+            if flag_node is None:
+                pos = {"compile": 1, "search": 2, "match": 2, "fullmatch": 2, "findall": 2, "finditer": 2,
+                       "split": 3, "sub": 4, "subn": 4}[node.func.attr]
+                if len(node.args) > pos:
+                    flag_node = node.args[pos]
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, (str, bytes)):
+                literal.append(Audited.of(arg.value, _flags(flag_node), f"{rel}:{node.lineno}"))
+            else:
+                dynamic.append((rel, ast.get_source_segment(source, arg) or "", node.lineno))
+    return literal, dynamic
+
+
+def built_patterns() -> list[Audited]:
+    """Patterns the tool builds inside functions from the knowledge base or its own constants."""
+    from ascend_migrate.envsetup import generate
+    from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.scan import prefilter, text_scanners
+
+    kb = load_knowledge()
+    out = [Audited.of(prefilter.pattern(kb).pattern, 0, "scan.prefilter.pattern")]
+    env, tools, any_name = text_scanners._line_patterns(kb)
+    for p, *_ in (*env, *tools):
+        out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners._line_patterns"))
+    out.append(Audited.of(any_name.pattern, any_name.flags, "scan.text_scanners._line_patterns (names)"))
+    for p, *_ in (*text_scanners._cli_flag_patterns(kb), *text_scanners._package_patterns(kb)):
+        out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
+    rc = re.escape(generate.RC_BEGIN) + r".*?" + re.escape(generate.RC_END) + r"(?:\r?\n)?"
+    out.append(Audited(rc, re.S, "envsetup.generate.add_to_rc"))
+    return out
+
+
+def inventory() -> tuple[list[Audited], list[str]]:
+    mods, failed = module_patterns()
+    literal, _ = call_sites()
+    seen: dict[tuple[str, int], Audited] = {}
+    for item in (*mods, *kb_patterns(), *built_patterns(), *literal):
+        seen.setdefault((item.pattern, item.flags), item)
+    return list(seen.values()), failed
+
+
+# --------------------------------------------------------------------------- adversarial lines
+def _in_class(items: list, ch: str) -> bool:
+    code = ord(ch)
+    negate = False
+    hit = False
+    for op, av in items:
+        if op is sre_c.NEGATE:
+            negate = True
+        elif op is sre_c.LITERAL:
+            hit = hit or code == av
+        elif op is sre_c.RANGE:
+            hit = hit or av[0] <= code <= av[1]
+        elif op is sre_c.CATEGORY:
+            hit = hit or _category(av, ch)
+    return hit != negate
+
+
+def _category(cat: Any, ch: str) -> bool:
+    name = str(cat).upper()
+    if "NOT_DIGIT" in name:
+        return not ch.isdigit()
+    if "DIGIT" in name:
+        return ch.isdigit()
+    if "NOT_SPACE" in name:
+        return not ch.isspace()
+    if "SPACE" in name:
+        return ch.isspace()
+    if "NOT_WORD" in name:
+        return not (ch.isalnum() or ch == "_")
+    if "WORD" in name:
+        return ch.isalnum() or ch == "_"
+    return False
+
+
+def _accepted(op: Any, av: Any) -> list[str]:
+    """Characters of ALPHABET a single-character node accepts (a few, spread out)."""
+    if op is sre_c.LITERAL:
+        return [chr(av)]
+    if op is sre_c.NOT_LITERAL:
+        return [c for c in "a0 -" if ord(c) != av][:2]
+    if op is sre_c.ANY:
+        return ["a", " ", "-"]
+    if op is sre_c.IN:
+        hits = [c for c in ALPHABET if _in_class(av, c)]
+        return hits[:: max(1, len(hits) // 4)][:5]
+    if op is sre_c.CATEGORY:
+        return [c for c in ALPHABET if _category(av, c)][:2]
+    return []
+
+
+def _example(seq: Iterable, pump: int = 1) -> str:
+    """A short string this part of the pattern accepts (lookarounds and anchors give nothing)."""
+    out = []
+    for op, av in seq:
+        chars = _accepted(op, av)
+        if chars:
+            out.append(chars[0])
+        elif op is sre_c.BRANCH:
+            out.append(_example(av[1][0]))
+        elif op is sre_c.SUBPATTERN:
+            out.append(_example(av[-1]))
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            lo, _hi, body = av
+            out.append(_example(body) * max(lo, pump if pump else lo))
+        elif op is getattr(sre_c, "ATOMIC_GROUP", None):
+            out.append(_example(av))
+    return "".join(out)
+
+
+def _pump_points(seq: Any, prefix: str, out: list[tuple[str, list[str]]]) -> None:
+    acc = prefix
+    for op, av in seq:
+        if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT, getattr(sre_c, "POSSESSIVE_REPEAT", None)):
+            _lo, hi, body = av
+            if hi is sre_c.MAXREPEAT or (isinstance(hi, int) and hi > 50):
+                units = {_example(body)}
+                for sop, sav in list(body)[:1]:
+                    units.update(_accepted(sop, sav))
+                out.append((acc, [u for u in units if u]))
+            _pump_points(body, acc, out)
+        elif op is sre_c.BRANCH:
+            for alt in av[1]:
+                _pump_points(alt, acc, out)
+        elif op is sre_c.SUBPATTERN:
+            _pump_points(av[-1], acc, out)
+        acc += _example([(op, av)], pump=1)
+
+
+def _chars(seq: Any, out: set[str]) -> None:
+    """Characters the pattern's own literals and classes accept (a few per class)."""
+    for op, av in seq:
+        out.update(_accepted(op, av))
+        if op is sre_c.BRANCH:
+            for alt in av[1]:
+                _chars(alt, out)
+        elif op is sre_c.SUBPATTERN:
+            _chars(av[-1], out)
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
+            _chars(av[2], out)
+        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+            _chars(av[1], out)
+
+
+def _fragments(seq: Any, out: set[str]) -> None:
+    run = []
+    for op, av in seq:
+        if op is sre_c.LITERAL:
+            run.append(chr(av))
+            continue
+        if len(run) > 1:
+            out.add("".join(run))
+        run = []
+        if op is sre_c.BRANCH:
+            for alt in av[1]:
+                _fragments(alt, out)
+        elif op is sre_c.SUBPATTERN:
+            _fragments(av[-1], out)
+        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
+            _fragments(av[2], out)
+    if len(run) > 1:
+        out.add("".join(run))
+
+
+def adversarial_lines(item: Audited, size: int) -> dict[str, str]:
+    """Named lines of about `size` characters built to make `item` backtrack."""
+    parsed = sre_parse.parse(item.pattern, item.flags)
+    lines: dict[str, str] = {}
+
+    def add(name: str, head: str, unit: str, tail: str) -> None:
+        if not unit:
+            return
+        body = unit * max(1, (size - len(head) - len(tail)) // len(unit))
+        lines.setdefault(name, (head + body + tail)[: size + len(head)])
+
+    chars: set[str] = set(GENERIC)
+    _chars(list(parsed), chars)
+    for ch in sorted(chars):
+        add(f"run {ch!r}", "", ch, "")
+    frags: set[str] = set()
+    _fragments(list(parsed), frags)
+    for frag in sorted(frags):
+        add(f"fragment {frag!r}", "", frag, "")
+        add(f"fragment+space {frag!r}", "", frag + " ", "")
+        add(f"fragment {frag!r} then run", frag, frag[-1], "")
+    points: list[tuple[str, list[str]]] = []
+    _pump_points(list(parsed), "", points)
+    for head, units in points:
+        for unit in units:
+            for tail in FAIL_TAILS:
+                add(f"pump {head[-20:]!r}+{unit!r}*n+{tail!r}", head, unit, tail)
+                add(f"pump {head[-20:]!r}+({unit!r}+' ')*n+{tail!r}", head, unit + " ", tail)
+    return lines
+
+
+def time_line(pattern: re.Pattern[str], line: str, repeat: int = 3) -> float:
+    """Best of `repeat` runs of the most expensive use the tool makes: every match in the line."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _m in pattern.finditer(line):
+            pass
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+# --------------------------------------------------------------------------- the verdict
+MAX_100K_S = 0.5  # no line of 100,000 characters may take longer than this
+SLOW_100K_S = 0.08  # below this a 100 kB line is fast whatever the ratio (timer noise)
+MAX_RATIO = 30.0  # 100k/10k time ratio: about 10 when linear, 100 when quadratic
+SCREEN = ((250, 0.02), (2_000, 0.05))  # (size, time no line of that size may take)
+SCREEN_BUDGET_S = 1.0  # all screening lines of one pattern together
+TOP_LINES = 2
+
+
+def verdict(item: Audited) -> str | None:
+    """None when `item` is linear on its adversarial lines, else why not. Lines grow in steps
+    (250, 2,000, then the 3 slowest at 10,000 and 100,000 characters) and the first step that is
+    already too slow ends the measurement, so a cubic pattern fails in well under a second."""
+    pattern = item.compiled()
+    spent = 0.0
+    screened: list[tuple[float, str]] = []
+    for size, limit in SCREEN:
+        screened = []
+        for name, line in adversarial_lines(item, size).items():
+            took = time_line(pattern, line, repeat=1)
+            spent += took
+            if took > limit:  # measured again: one slow run can be the machine, not the pattern
+                took = time_line(pattern, line, repeat=2)
+            if took > limit:
+                return f"{took:.3f}s on a {size}-character line {name}"
+            if spent > SCREEN_BUDGET_S:
+                return f"{spent:.1f}s for the screening lines (last {name} at {size})"
+            screened.append((took, name))
+    screened.sort(reverse=True)
+    for _, name in screened[:TOP_LINES]:
+        t10 = time_line(pattern, adversarial_lines(item, 10_000)[name], repeat=2)
+        if t10 > MAX_100K_S / 10:
+            return f"{t10:.3f}s on a 10 kB line {name}"
+        big = adversarial_lines(item, 100_000)[name]
+        t100 = time_line(pattern, big, repeat=1)
+        if t100 > SLOW_100K_S:
+            t100 = min(t100, time_line(pattern, big, repeat=2))
+        ratio = t100 / max(t10, 1e-6)
+        if t100 > MAX_100K_S or (t100 > SLOW_100K_S and ratio > MAX_RATIO):
+            return f"{t100:.3f}s on a 100 kB line, x{ratio:.0f} the 10 kB time, line {name}"
+    return None
