@@ -86,6 +86,7 @@ def _offline_pip_env() -> dict[str, str] | None:
     if not any(LOCAL_WHEELS.glob("torch-2.13.0*.whl")) or not LOCAL_INDEX.is_dir():
         return None
     env = {"PIP_INDEX_URL": LOCAL_INDEX.as_uri(), "PIP_FIND_LINKS": str(LOCAL_WHEELS),
+           "TORCH_INDEX_URL": LOCAL_INDEX.as_uri(),  # the recipe's CPU index for torch, mirrored
            "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
     if LOCAL_EXTRA_INDEX.is_dir():
         env["PIP_EXTRA_INDEX_URL"] = LOCAL_EXTRA_INDEX.as_uri()
@@ -129,7 +130,10 @@ def test_the_recipe_is_ordered_and_installs_nothing_from_an_unpatched_tree(gener
     # the tool: the wheel stored in the skill, no bare `ascend-migrate` on PATH in the recipe
     assert (generated["skill_dir"] / replay["environment"]["tool_wheel"]).is_file()
     assert not re.search(r"(?m)^ascend-migrate ", joined)
-    assert re.search(r"(?m)^\"\$VENV/bin/python\" -m pip install torch==\d", joined)  # pinned, never bare torch
+    # pinned, never bare, and only from the CPU index (PyPI's x86_64 torch is a CUDA build)
+    assert re.search(r'(?m)^"\$VENV/bin/python" -m pip install torch==\d\S* --index-url "\$\{TORCH_INDEX_URL:-'
+                     r'https://download\.pytorch\.org/whl/cpu\}"$', joined)
+    assert "torch.version.cuda is None" in joined
 
 
 def test_text_that_does_not_apply_is_not_printed_and_names_are_right(generated):

@@ -51,7 +51,7 @@ def test_passing_report_writes_a_complete_skill(inputs):
     assert meta["name"] == "resnet-50" == skill.parent.name
     assert "Use when" in meta["description"]
     # environment, versions and thresholds come from the report
-    assert "pip install torch==2.1.0 torch_npu==2.1.0.post8 numpy==1.26.4" in text
+    assert "pip install torch==2.1.0 --index-url" in text and "pip install torch_npu==2.1.0.post8 numpy==1.26.4" in text
     assert "| cosine_min | 0.99 |" in text and "| loss_curve.steps | 50 |" in text
     assert "| golden-compare: golden outputs | pass | cosine 0.99998, max abs err 3.1e-05 |" in text
     assert "8.0.RC3" in text
@@ -419,7 +419,7 @@ def test_report_with_host_check_stages(inputs):
     assert run(inputs.args(report=report)).exit_code == 0
     text = written(inputs).read_text()
     assert "| CANN install | ok: 8.1.RC1 |" in text
-    assert "pip install torch==2.5.1 torch_npu==2.5.1" in text and "CANN must be `8.1.RC1`" in text
+    assert "pip install torch==2.5.1 --index-url" in text and "pip install torch_npu==2.5.1" in text and "CANN must be `8.1.RC1`" in text
     assert "| outputs.cosine_min | 0.99 |" in text and "0.98" not in text and "rmse" not in text
     assert "| comparison.cosine | 0.99991 |" in text and "on `npu:0`" in text
 

@@ -219,3 +219,35 @@ def test_unparseable_and_symlinked_files_are_skipped(tmp_path):
     project = load_project(root)
     assert "link.py" not in project.python_files
     assert decide("package-init-files", root).status == "pass"
+
+
+def test_arms_the_npu_test_keeps_off_the_npu_pass_with_the_real_scanner(tmp_path):
+    """DataParallel and nccl in the arm an `== "npu"` test never runs on the NPU are harmless; in
+    the arm it runs there (or under a test that also lets cuda in) they still fail."""
+    from ascend_migrate.scan.api import scan
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    def run(item_id, source):
+        root = tmp_path / item_id / str(abs(hash(source)))
+        write_tree(root, {"train.py": source})
+        ctx = StaticContext(scan=scan(root, use_cache=False), project=load_project(root),
+                            thresholds=load_thresholds())
+        return run_static(ITEMS[item_id], ctx).status
+
+    off = """
+        import torch
+        import torch.distributed as dist
+        def build(model, device):
+            if device.type == "npu":
+                model = model.to(device)
+            else:
+                model = torch.nn.DataParallel(model)
+            dist.init_process_group("hccl" if device.type == "npu" else "nccl")
+            return model
+    """
+    on = off.replace('if device.type == "npu":', 'if device.type in ("cuda", "npu"):').replace(
+        '"hccl" if device.type == "npu" else "nccl"', '"nccl" if device.type == "npu" else "hccl"')
+    assert run("no-dataparallel", off) == "pass"
+    assert run("no-nccl", off) == "pass"
+    assert run("no-dataparallel", on) == "fail"
+    assert run("no-nccl", on) == "fail"

@@ -129,6 +129,10 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
         "index_line": f'export PIP_INDEX_URL="${{PIP_INDEX_URL:-{inputs.pip_index}}}"',
         "wheel": env.get("tool_wheel") or "",
         "torch_specs": torch_specs,  # never a bare `torch`: an unpinned install pulls whatever is newest
+        # torch itself comes from PyTorch's CPU index (torch_npu is built on the CPU build; PyPI's
+        # x86_64 torch is a CUDA build of several GB); the rest from the package index
+        "torch_spec": next((s for s in torch_specs if s.startswith("torch==")), ""),
+        "other_specs": [s for s in torch_specs if not s.startswith("torch==")],
         "runtime_deps": env.get("torch_npu_runtime_deps") or [],
         "cuda_only": env.get("cuda_only_packages") or [],
         "requirements": requirements,

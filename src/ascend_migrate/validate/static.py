@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
+from ascend_migrate.scan.python_ast import NPU_HANDLED
 from ascend_migrate.validate.checklist import ChecklistItem
 from ascend_migrate.validate.project import (
     Project,
@@ -215,10 +216,21 @@ def check_amp(ctx: StaticContext) -> CheckResult:
     return _result(bad, good, "no torch.cuda.amp left unmapped", "{n} AMP use(s) not adapted")
 
 
+def _kept_off_npu(finding) -> bool:
+    """The scanner found this where the code's own npu branch keeps it from running on the NPU
+    (the `else` of `device == "npu"`): reported as information, harmless on Ascend."""
+    return finding.severity == "info" and finding.message.endswith(NPU_HANDLED)
+
+
 @check("dataparallel")
 def check_dataparallel(ctx: StaticContext) -> CheckResult:
-    bad = [finding_evidence(f, "not supported on NPU") for f in ctx.findings("DS003")]
-    return _result(bad, [], "no nn.DataParallel", "{n} nn.DataParallel use(s)")
+    bad, good = [], []
+    for f in ctx.findings("DS003"):
+        if _kept_off_npu(f):
+            good.append(finding_evidence(f, "only where the code's npu branch does not run"))
+        else:
+            bad.append(finding_evidence(f, "not supported on NPU"))
+    return _result(bad, good, "no nn.DataParallel reachable on NPU", "{n} nn.DataParallel use(s)")
 
 
 @check("nccl")
@@ -228,6 +240,9 @@ def check_nccl(ctx: StaticContext) -> CheckResult:
     for f in ctx.findings("DS001"):
         if not f.path.endswith(".py"):
             continue  # configuration files: launch-configs
+        if _kept_off_npu(f):
+            good.append(finding_evidence(f, "only where the code's npu branch does not run"))
+            continue
         node = ctx.node_for(f)
         guard = guard_of(node, transfer=ctx.transfer) if node is not None else None
         if guard and npu_path:
