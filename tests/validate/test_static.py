@@ -251,3 +251,13 @@ def test_arms_the_npu_test_keeps_off_the_npu_pass_with_the_real_scanner(tmp_path
     assert run("no-nccl", off) == "pass"
     assert run("no-dataparallel", on) == "fail"
     assert run("no-nccl", on) == "fail"
+
+
+def test_a_notebook_device_string_is_code_not_a_launch_config(tmp_path):
+    """`device = 'cuda'` in a notebook cell is Python: the scan reports it like any code, and the
+    launch-config item (which cannot be confirmed) does not take it for a GPU-only setting."""
+    write_tree(tmp_path, {"demo.ipynb": '{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}\n',
+                          "run.sh": "export NCCL_DEBUG=INFO\n"})
+    notebook = finding("DV001", "demo.ipynb", 3)
+    assert decide("launch-configs", tmp_path, [notebook]).status == "pass"
+    assert decide("launch-configs", tmp_path, [notebook, finding("DV006", "run.sh", 1)]).status == "fail"

@@ -361,8 +361,8 @@ def check_launch_configs(ctx: StaticContext) -> CheckResult:
     bad: list[dict] = []
     seen: set[tuple[str, int]] = set()
     for f in ctx.findings("DS001", "DV006", "DV001", "DS002"):
-        if f.path.endswith(".py"):
-            continue
+        if f.path.endswith((".py", ".ipynb")):
+            continue  # code (a notebook's cells are Python): the code items decide it, not this one
         seen.add((f.path, f.line))
         bad.append(finding_evidence(f))
     for rel in ctx.project.config_files:
