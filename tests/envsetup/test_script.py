@@ -186,3 +186,19 @@ def test_driver_and_npu_smi_are_checked(tmp_path):
     assert rc == 1 and "no Ascend driver" in err
     rc, _, err = source(write(tmp_path))  # driver beside the fixture toolkit, npu-smi answers
     assert rc == 0 and err == ""
+
+
+def test_rc_block_search_is_linear_on_a_crafted_rc_file():
+    """A huge rc file of begin markers with no end: one pass, not a regular expression that
+    retries from every marker (quadratic), and the block is appended once."""
+    import time
+
+    from ascend_migrate.envsetup.generate import RC_BEGIN, add_to_rc
+
+    crafted = (RC_BEGIN + "\n") * 40_000
+    started = time.perf_counter()
+    out = add_to_rc(crafted, "/opt/x.sh")
+    assert time.perf_counter() - started < 1.0
+    assert out.startswith(crafted) and out.count("# <<< ascend-migrate env <<<") == 1
+    once = add_to_rc("alias ll='ls -l'\r\n", "/opt/x.sh", "\r\n")
+    assert add_to_rc(once, "/opt/x.sh", "\r\n") == once  # idempotent, CRLF kept

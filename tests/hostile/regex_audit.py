@@ -71,15 +71,10 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("scan/engine.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
     ("scan/own_outputs.py", 'rb\'"schema"\\s*:\\s*"ascend-migrate/(\' + "|".join(OUTPUT_KINDS).encode() + rb\')/\''):
         "module global (walked)",
-    ("envsetup/generate.py", 're.escape(RC_BEGIN) + r".*?" + re.escape(RC_END) + r"(?:\\r?\\n)?"'):
-        "our own rc-file markers, escaped (built_patterns)",
 }
 
 # Patterns that never see text from someone else, each with why (kept few, and checked to exist).
-EXEMPT: dict[str, str] = {
-    "envsetup.generate.add_to_rc": "finds our own block in the user's own shell rc file (`env --rc-file`), "
-                                   "not text from someone else",
-}
+EXEMPT: dict[str, str] = {}
 
 ALPHABET = [chr(c) for c in range(32, 127)] + ["\t", "\u00e9", "\u4e2d"]
 GENERIC = " a0-._/:=\t\u4e2d"  # always run, whatever the pattern names
@@ -227,7 +222,6 @@ def call_sites() -> tuple[list[Audited], list[tuple[str, str, int]]]:
 
 def built_patterns() -> list[Audited]:
     """Patterns the tool builds inside functions from the knowledge base or its own constants."""
-    from ascend_migrate.envsetup import generate
     from ascend_migrate.knowledge.base import load_knowledge
     from ascend_migrate.scan import prefilter, text_scanners
 
@@ -239,8 +233,6 @@ def built_patterns() -> list[Audited]:
     out.append(Audited.of(any_name.pattern, any_name.flags, "scan.text_scanners._line_patterns (names)"))
     for p, *_ in (*text_scanners._cli_flag_patterns(kb), *text_scanners._package_patterns(kb)):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
-    rc = re.escape(generate.RC_BEGIN) + r".*?" + re.escape(generate.RC_END) + r"(?:\r?\n)?"
-    out.append(Audited(rc, re.S, "envsetup.generate.add_to_rc"))
     return out
 
 

@@ -260,9 +260,13 @@ def rc_block(script_path: str) -> str:
 def add_to_rc(rc_text: str, script_path: str, newline: str = "\n") -> str:
     """rc file text with our block added or replaced (idempotent), its lines ended by `newline`."""
     block = rc_block(script_path).replace("\n", newline)
-    pattern = re.compile(re.escape(RC_BEGIN) + r".*?" + re.escape(RC_END) + r"(?:\r?\n)?", re.S)
-    if pattern.search(rc_text):
-        return pattern.sub(lambda _m: block, rc_text, count=1)
+    # Plain searches, not a regular expression: one pass over the file whatever it holds.
+    begin = rc_text.find(RC_BEGIN)
+    end = rc_text.find(RC_END, begin + len(RC_BEGIN)) if begin >= 0 else -1
+    if end >= 0:
+        stop = end + len(RC_END)
+        stop += 2 if rc_text.startswith("\r\n", stop) else 1 if rc_text.startswith("\n", stop) else 0
+        return rc_text[:begin] + block + rc_text[stop:]
     sep = "" if not rc_text or rc_text.endswith("\n") else newline
     return rc_text + sep + block
 
