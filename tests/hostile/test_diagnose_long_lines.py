@@ -32,7 +32,19 @@ start = time.perf_counter()
 d = Diagnoser()
 with open_log(sys.argv[1]) as stream:
     d.feed_stream(stream, sys.argv[1])
-print(json.dumps({"rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+def peak_mb():
+    # VmHWM is this process's own peak: ru_maxrss also counts the parent it was forked from
+    # (Linux carries the old memory's high-water mark across exec), so a large test runner
+    # would be measured instead of diagnose.
+    try:
+        with open("/proc/self/status") as status:
+            for line in status:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024
+    except OSError:
+        pass
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+print(json.dumps({"rss_mb": peak_mb(),
                   "seconds": time.perf_counter() - start, "lines": d.lines, "notes": d.notes,
                   "ids": sorted({m.id for m in d.matches()})}))
 """
