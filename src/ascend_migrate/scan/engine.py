@@ -282,7 +282,8 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
 # every key that can make a JSON/YAML file a known config kind (config_kinds.known_config_kind)
 _CONFIG_KEYS = sorted({key for _, any_of, all_of in config_kinds._KINDS for key in any_of | all_of}
                       | set(config_kinds._YAML_TRAINING_KEYS), key=len, reverse=True)
-_CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode())
+_CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()
+                               + b"|" + config_kinds.FLAG_MAP_MARKERS, re.M)
 
 
 def _maybe_config(job: Job, data: bytes) -> bool:
