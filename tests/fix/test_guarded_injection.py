@@ -247,3 +247,21 @@ def test_importing_a_library_loads_no_torch_npu_and_every_program_does(tmp_path)
     log = tmp_path / "log.txt"
     subprocess.run([sys.executable, str(out / "train.py"), str(log)], env=env, check=True, cwd=out, timeout=120)
     assert log.read_text().splitlines() == ["main True", "worker True"]
+
+
+def test_a_validation_module_inside_the_package_is_a_program_not_a_library(tmp_path):
+    """`pkg/validation.py` that nothing imports is run by `validate`, like a test: the script it
+    imports keeps unconditional imports; `pkg/__init__.py` importing the script would guard it."""
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\n',
+        "pkg/__init__.py": '"""pkg."""\n',
+        "pkg/train.py": "import argparse\nimport torch\n\ndef train():\n    return torch.ones(1).cuda()\n\n"
+                        "if __name__ == '__main__':\n    argparse.ArgumentParser().parse_args()\n    train()\n",
+        "pkg/validation.py": "from pkg.train import train\n\ndef train_steps():\n    return {'losses': [float(train())]}\n",
+        "README.md": "```sh\npython -m pkg.train\n```\n",
+    }
+    got = _entries(tmp_path / "a", files)
+    assert got["pkg/train.py"]["guarded"] is False
+    assert "pkg/validation.py import it and get none of their own" in got["pkg/train.py"]["reason"]
+    got = _entries(tmp_path / "b", {**files, "pkg/__init__.py": "from pkg.train import train\n"})
+    assert got["pkg/train.py"]["guarded"] is True

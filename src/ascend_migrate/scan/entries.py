@@ -862,16 +862,22 @@ def _settle_guards(decisions: list[Decision], g: _Graph) -> None:
 
 def _runs_as_program(rel: str, g: _Graph) -> bool:
     """Is this importer of an entry point something users run rather than a library module: a
-    test, or a loose top-level file that nothing imports and no package holds (a validation entry,
-    an ad-hoc script)? A package module or a file other files import is a library."""
+    test, a package __main__, or a file that no other file (tests aside) imports and that is not a
+    package __init__ (a validation entry, an ad-hoc script)? A package __init__, or a file other
+    files import, is a library: importing it must load no torch_npu."""
+    if _is_test(rel) or posixpath.basename(rel) == "__main__.py":
+        return True
+    if posixpath.basename(rel) == "__init__.py":
+        return False
+    users = g.imported_by.get(rel, set()) | g.executed_by.get(rel, set())
+    return all(_is_test(u) for u in users)
+
+
+def _is_test(rel: str) -> bool:
     parts = rel.split("/")
     base = parts[-1]
-    if base == "__main__.py" or base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py") \
-            or any(p in ("tests", "test", "testing") for p in parts[:-1]):
-        return True
-    if g.imported_by.get(rel) or g.executed_by.get(rel):
-        return False
-    return _join(_dirname(rel), "__init__.py") not in g.tree.python
+    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py") \
+        or any(p in ("tests", "test", "testing") for p in parts[:-1])
 
 
 def _norm(path: str) -> str:
