@@ -51,11 +51,11 @@ _YAML_TRAINING_KEYS = frozenset({"device", "devices", "distributed", "backend", 
 
 # Launcher configs written as a YAML map of a program's command-line flags (`--distributed-backend:
 # nccl`), often with an environment block (`NCCL_ALGO: Tree`): two flag keys, or one key naming an
-# NCCL or CUDA environment setting, make the file a config. FLAG_MAP_MARKERS is the raw-bytes
+# NCCL or CUDA environment setting, make the file a config. FLAG_MAP_BYTES is the raw-bytes
 # pre-check the scan runs first (anything it misses can never be this kind).
 _FLAG_KEY = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(--[A-Za-z][\w.-]*)["']?[ \t]*:(?=[ \t\r\n]|$)""", re.M)
 _ENV_KEY_PREFIXES = ("NCCL_", "CUDA_")
-FLAG_MAP_MARKERS = rb"""^[ \t]*(?:-[ \t]+)?["']?--[A-Za-z]|NCCL_|CUDA_"""
+FLAG_MAP_BYTES = re.compile(rb"""^[ \t]*(?:-[ \t]+)?["']?--[A-Za-z]|NCCL_|CUDA_""", re.M)
 _FLAG_MAP_LABEL = "launcher flags"
 
 

@@ -282,15 +282,14 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
 # every key that can make a JSON/YAML file a known config kind (config_kinds.known_config_kind)
 _CONFIG_KEYS = sorted({key for _, any_of, all_of in config_kinds._KINDS for key in any_of | all_of}
                       | set(config_kinds._YAML_TRAINING_KEYS), key=len, reverse=True)
-_CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()
-                               + b"|" + config_kinds.FLAG_MAP_MARKERS, re.M)
+_CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode())
 
 
 def _maybe_config(job: Job, data: bytes) -> bool:
     """Could this JSON/YAML file be a config of a known kind? Raw bytes first: a file that spells
     none of the keys of any kind is data; otherwise the (line-matching) kind check decides."""
     head = data[:262144]
-    if not _CONFIG_KEY_BYTES.search(head):
+    if not _CONFIG_KEY_BYTES.search(head) and not config_kinds.FLAG_MAP_BYTES.search(head):
         return False
     text = head.decode("utf-8", errors="surrogateescape")
     return bool(config_kinds.known_config_kind(text, job.config_kind))
