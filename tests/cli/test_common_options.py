@@ -118,3 +118,21 @@ def test_migrate_verbose_lists_every_manual_item_and_each_rewritten_file(tmp_pat
     assert len(manual_lines(verbose)) == 60 and "more in the change list" not in verbose.stderr
     assert "  rewrote train.py: " in verbose.stderr and "rewrote train.py" not in loud.stderr
     assert quiet.stdout == "" and loud.stdout.startswith("---")
+
+
+def test_report_to_a_device_or_a_pipe_is_written(tmp_path):
+    """`-o /dev/null` (or a FIFO) cannot be replaced by a rename: it is written in place, not refused."""
+    (tmp_path / "t.py").write_text("import torch\ntorch.cuda.synchronize()\n", encoding="utf-8")
+    res = _runner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", os.devnull, "--no-cache"])
+    assert res.exit_code in (0, 1), res.output
+    assert "error" not in res.stderr and "wrote json report" in res.stderr
+    if not hasattr(os, "mkfifo"):
+        return
+    fifo = tmp_path / "report.fifo"
+    os.mkfifo(fifo)
+    reader = subprocess.Popen([sys.executable, "-c", f"import sys; sys.stdout.write(open({str(fifo)!r}).read())"],
+                              stdout=subprocess.PIPE, text=True)
+    res = _runner().invoke(cli, ["scan", str(tmp_path), "--format", "json", "-o", str(fifo), "--no-cache"])
+    out, _ = reader.communicate(timeout=60)
+    assert res.exit_code in (0, 1), res.output
+    assert '"rule": "CU001"' in out or '"CU001"' in out

@@ -164,3 +164,104 @@ def test_a_package_init_chosen_as_an_entry_point_is_never_guarded(tmp_path):
         "pkg/__init__.py": "import torch\n\ndef setup():\n    torch.zeros(1).cuda()\n\nsetup()\n",
     })
     assert got["pkg/__init__.py"]["guarded"] is False
+
+
+# A package whose __init__ imports a helper users also run (`python -m shapes.publish`), and a flat
+# project whose data module (also run on its own) is imported by the loader module the trainer uses.
+LIBRARY_TREE = {
+    "pyproject.toml": '[project]\nname = "shapes"\n',
+    "shapes/__init__.py": "from shapes.publish import publish\n",
+    "shapes/publish.py": (
+        "import argparse\n"
+        "import sys\n"
+        "import torch\n"
+        "\n"
+        "\n"
+        "def publish(t):\n"
+        "    return t.cuda()\n"
+        "\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    argparse.ArgumentParser().parse_args()\n"
+        "    print('publish', 'torch_npu.contrib.transfer_to_npu' in sys.modules)\n"
+    ),
+    "data.py": (
+        "import argparse\n"
+        "import sys\n"
+        "import torch\n"
+        "\n"
+        "\n"
+        "def load_shard(path):\n"
+        "    with open(path, 'a') as fh:\n"
+        "        fh.write('worker ' + str('torch_npu.contrib.transfer_to_npu' in sys.modules) + '\\n')\n"
+        "\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    argparse.ArgumentParser().parse_args()\n"
+        "    torch.ones(1).cuda()\n"
+    ),
+    "loader.py": "from data import load_shard\n\n\ndef shard_loader():\n    return load_shard\n",
+    "train.py": (
+        "import multiprocessing as mp\n"
+        "import sys\n"
+        "import torch\n"
+        "from loader import shard_loader\n"
+        "\n"
+        "if __name__ == '__main__':\n"
+        "    out = sys.argv[1]\n"
+        "    with open(out, 'a') as fh:\n"
+        "        fh.write('main ' + str('torch_npu.contrib.transfer_to_npu' in sys.modules) + '\\n')\n"
+        "    p = mp.get_context('spawn').Process(target=shard_loader(), args=(out,))\n"
+        "    p.start()\n"
+        "    p.join()\n"
+    ),
+    "README.md": "```sh\npython -m shapes.publish\npython data.py\npython train.py log.txt\n```\n",
+}
+
+
+def test_an_entry_point_a_library_module_imports_keeps_the_guard(tmp_path):
+    got = _entries(tmp_path, LIBRARY_TREE)
+    assert got["shapes/publish.py"]["guarded"] is True
+    assert "library module(s) shapes/__init__.py import it" in got["shapes/publish.py"]["reason"]
+    assert got["data.py"]["guarded"] is True
+    assert "library module(s) loader.py import it" in got["data.py"]["reason"]
+    assert got["train.py"]["guarded"] is False
+
+
+def test_importing_a_library_loads_no_torch_npu_and_every_program_does(tmp_path):
+    src, out = tmp_path / "src", tmp_path / "out"
+    _write(src, LIBRARY_TREE)
+    res = CliRunner().invoke(cli, ["migrate", str(src), "--output", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    stubs = tmp_path / "stubs"
+    _write(stubs, STUBS)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stubs), str(out)])}
+    probe = ("import sys, shapes, loader; print('torch_npu' in sys.modules, "
+             "'torch_npu.contrib.transfer_to_npu' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=out, timeout=60)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.split() == ["False", "False"]
+    res = subprocess.run([sys.executable, "-m", "shapes.publish"], env=env, capture_output=True, text=True,
+                         cwd=out, timeout=60)
+    assert res.stdout.split() == ["publish", "True"], res.stderr
+    log = tmp_path / "log.txt"
+    subprocess.run([sys.executable, str(out / "train.py"), str(log)], env=env, check=True, cwd=out, timeout=120)
+    assert log.read_text().splitlines() == ["main True", "worker True"]
+
+
+def test_a_validation_module_inside_the_package_is_a_program_not_a_library(tmp_path):
+    """`pkg/validation.py` that nothing imports is run by `validate`, like a test: the script it
+    imports keeps unconditional imports; `pkg/__init__.py` importing the script would guard it."""
+    files = {
+        "pyproject.toml": '[project]\nname = "pkg"\n',
+        "pkg/__init__.py": '"""pkg."""\n',
+        "pkg/train.py": "import argparse\nimport torch\n\ndef train():\n    return torch.ones(1).cuda()\n\n"
+                        "if __name__ == '__main__':\n    argparse.ArgumentParser().parse_args()\n    train()\n",
+        "pkg/validation.py": "from pkg.train import train\n\ndef train_steps():\n    return {'losses': [float(train())]}\n",
+        "README.md": "```sh\npython -m pkg.train\n```\n",
+    }
+    got = _entries(tmp_path / "a", files)
+    assert got["pkg/train.py"]["guarded"] is False
+    assert "pkg/validation.py import it and get none of their own" in got["pkg/train.py"]["reason"]
+    got = _entries(tmp_path / "b", {**files, "pkg/__init__.py": "from pkg.train import train\n"})
+    assert got["pkg/train.py"]["guarded"] is True

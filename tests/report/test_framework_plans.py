@@ -77,3 +77,28 @@ def test_single_framework_gets_the_generic_findings(tmp_path):
     plans = to_json(scan(tmp_path), KB)["frameworks"]
     assert [p["key"] for p in plans] == ["tensorflow"]
     assert "DV006" in plans[0]["by_rule"]
+
+
+def test_a_framework_without_findings_gets_no_plan(tmp_path):
+    """TensorFlow imported once inside a weight-conversion helper of a PyTorch project: named, but
+    with nothing to port there is no six-step plan, and no per-framework section at all."""
+    (tmp_path / "convert.py").write_text(
+        "import torch\n\n\ndef from_tf(path):\n    import tensorflow as tf\n    return tf.train.load_checkpoint(path)\n"
+        "\n\nif __name__ == '__main__':\n    torch.nn.Linear(2, 2).cuda()\n")
+    report = to_json(scan(tmp_path, use_cache=False), KB)
+    plans = {p["key"]: p for p in report["frameworks"]}
+    assert plans["tensorflow"]["findings"] == 0 and plans["tensorflow"]["steps"] == []
+    assert plans["pytorch"]["steps"]
+    jsonschema.validate(report, json.loads(SCHEMA_PATH.read_text()))
+    assert "plan per framework" not in summary(report, KB)
+    assert "## Plan per framework" not in to_markdown(report, KB)
+
+
+def test_an_idle_framework_next_to_busy_ones_is_one_line(report):
+    text = summary(report, KB)
+    assert "settle the version first" in text  # TensorFlow has work in the mixed project
+    idle = dict(report, frameworks=[*report["frameworks"], {**report["frameworks"][1], "key": "other", "label": "Other",
+                                                            "findings": 0, "steps": [], "blockers": []}])
+    text = summary(idle, KB)
+    assert "Other: no findings (first seen at" in text and text.count("settle the version first") == 1
+    assert "### Other" in to_markdown(idle, KB) and "No findings: nothing to port." in to_markdown(idle, KB)

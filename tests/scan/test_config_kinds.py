@@ -17,6 +17,13 @@ from ascend_migrate.scan.text_scanners import launched_scripts
     ("yaml", "optim:\n  lr: 0.1\ndevice: cuda\n", "training config"),
     ("json", '{"rows": [{"text": "ran with nccl", "device": "cuda"}]}', ""),
     ("yaml", "labels:\n  - nccl\n  - cuda\n", ""),
+    # launcher configs written as maps of command-line flags, with or without an environment block
+    ("yaml", "MODEL_ARGS:\n  --num-layers: 12\n  --distributed-backend: nccl\n", "launcher flags"),
+    ("yaml", "- --device: cuda\n- '--eval-iters': 10\n", "launcher flags"),
+    ("yaml", "ENV_VARS:\n  NCCL_ALGO: Tree\nMODEL_ARGS: {}\n", "launcher flags"),
+    ("yaml", "notes:\n  - run with --distributed-backend nccl\n  - --seed: 1\n", ""),
+    ("yaml", "---\nname: a\n---\nname: b\n", ""),
+    ("yaml", "cells:\n  nccl_case: 1\n  Cuda_hint: x\n", ""),
 ])
 def test_known_config_kinds(kind, text, label):
     assert known_config_kind(text, kind) == label
@@ -44,3 +51,20 @@ def test_references_from_a_launch_script_match_by_path_tail():
 ])
 def test_build_scripts(rel, text, build):
     assert is_build_script(rel, text, launched_scripts(text)) is build
+
+
+def test_flag_map_configs_are_scanned_and_plain_data_is_not():
+    """The corpus's flag-map launcher configs count as configs end to end (their findings are kept);
+    a data file that merely mentions nccl does not."""
+    from pathlib import Path
+
+    from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.scan.engine import analyse, classify
+
+    kb = load_knowledge()
+    corpus = Path(__file__).parent / "corpus" / "launcher_flags"
+    for path in sorted(corpus.glob("*.yaml")):
+        result = analyse(classify(path.name), path.read_bytes(), kb)
+        assert result.findings and not result.data_file, path.name
+    data = analyse(classify("runs.yaml"), b"runs:\n  - name: nccl sweep\n    backend_used: nccl\n", kb)
+    assert data.findings and data.data_file  # nccl is found, but the file is data: the walk drops it

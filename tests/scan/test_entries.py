@@ -114,8 +114,9 @@ def test_entry_and_no_entry_overrule_the_evidence(tmp_path):
     assert res.exit_code == 0, res.output
     data = json.loads(res.output)
     assert [(e["path"], e["reason"]) for e in data["entry_points"]] == [
-        ("textkit/vocab.py", 'chosen by --entry (`if __name__ == "__main__"` block at line 13); imports '
-                             'unconditional: textkit/__init__.py, textkit/embed.py import it and get none of their own')]
+        ("textkit/vocab.py", 'chosen by --entry (`if __name__ == "__main__"` block at line 13); imports stay '
+                             'under the `__name__` test: library module(s) textkit/__init__.py, textkit/embed.py import it')]
+    assert data["entry_points"][0]["guarded"] is True  # running it loads transfer_to_npu, `import textkit` does not
     assert [(e["path"], e["reason"]) for e in data["rejected_entry_points"]] == [
         ("try_embedder.py", "excluded by --no-entry")]
     out = _migrate(root, "--entry", "textkit/vocab.py", "--no-entry", "try_embedder.py")

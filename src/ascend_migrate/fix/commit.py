@@ -34,6 +34,25 @@ class WriteError(OSError):
     """Writing the tree failed; the destination was left (or put back) as it was."""
 
 
+def is_stream(path: Path) -> bool:
+    """Is `path` a device or a pipe (`-o /dev/null`, `/dev/stdout`, a FIFO)? Such a target is
+    written in place: it cannot be replaced by a rename, and it holds nothing to keep or restore."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISFIFO(mode)
+
+
+def write_stream(path: Path, data: bytes) -> None:
+    """Write `data` to a device or pipe (see is_stream); WriteError when it cannot be opened or written."""
+    try:
+        with open(path, "wb") as fh:
+            fh.write(data)
+    except OSError as exc:
+        raise WriteError(f"cannot write {display(str(path))}: {_why(exc)}") from exc
+
+
 class ChangedSincePlanned(WriteError):
     """A file changed on disk after its rewrite was planned (nothing was written)."""
 

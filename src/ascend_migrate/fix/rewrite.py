@@ -478,6 +478,19 @@ def _usable(finding: Finding, opts: Options) -> Optional[Fix]:
     return None
 
 
+def _floor_note(finding: Finding, opts: Options) -> str:
+    """Why a finding that has a rewrite for the style stays manual: the rewrite needs a newer
+    torch than --min-torch allows (empty when that is not the reason)."""
+    needed = [req[len("torch>="):] for fix in finding.fixes
+              if fix.style == opts.style and fix.safety not in ("manual", "none")
+              and not (opts.safe_only and fix.safety != "safe")
+              for req in fix.requires if req.startswith("torch>=")]
+    if not needed:
+        return ""
+    lowest = min(needed, key=version_tuple)
+    return f" (not rewritten: the rewrite needs torch >= {lowest}, and --min-torch is {opts.min_torch})"
+
+
 def _harmless(finding: Finding, style: str) -> bool:
     return any(f.style == style and f.safety == "none" for f in finding.fixes)
 
@@ -527,7 +540,8 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     for f in pending:
         if _covered(f, edits):
             continue
-        manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual", f.message), Position(f.line, f.col)))
+        manual_at.append((Change(rel, f.line, f.end_line, f.rule, "manual", f.message + _floor_note(f, opts)),
+                          Position(f.line, f.col)))
         annotate_lines.setdefault(f.line, []).append(f)
     own_torch = _torch_binding(tree)
     torch_name = own_torch or ("torch" if outer.get("torch") == "torch" else None)

@@ -71,11 +71,19 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
 BLOCKER_KINDS = frozenset({"framework-pin"})
 
 
+def plans_to_show(plans: list[dict[str, Any]]) -> bool:
+    """Is a per-framework section worth printing: more than one framework has work, or the one
+    that has is not PyTorch (the generic report already is PyTorch's plan)?"""
+    busy = [p for p in plans if p["findings"]]
+    return len(busy) > 1 or any(p["key"] != "pytorch" for p in busy)
+
+
 def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[dict[str, Any]]:
     """One plan per framework the project uses (from the FW001 findings), in the order PyTorch,
     TensorFlow, ... of the knowledge base. A finding belongs to the framework whose `categories`
     hold its rule's category; findings of generic categories (devices, packages, env vars) go to
-    PyTorch when it is present, else to the only framework, else to none."""
+    PyTorch when it is present, else to the only framework, else to none. A framework without
+    findings (TensorFlow imported once in a weight-conversion helper) gets no steps."""
     present = {f["symbol"] for f in findings if f["rule"] == "FW001"}
     where = {f["symbol"]: f"{f['path']}:{f['line']}" for f in findings if f["rule"] == "FW001"}
     frameworks = [fw for fw in kb.frameworks if fw.label in present]
@@ -105,7 +113,8 @@ def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[d
             "by_rule": dict(sorted(Counter(f["rule"] for f in group).items())),
             "blockers": [{"rule": f["rule"], "path": f["path"], "line": f["line"], "message": f["message"]}
                          for f in blockers],
-            "steps": list(fw.plan) or [fw.guidance],
+            # a plan only where there is work: a framework imported once with nothing to port gets none
+            "steps": (list(fw.plan) or [fw.guidance]) if group else [],
         })
     return plans
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Sequence
 
 from ascend_migrate.knowledge.base import KnowledgeBase
-from ascend_migrate.report.json_report import as_report
+from ascend_migrate.report.json_report import as_report, plans_to_show
 from ascend_migrate.scan.api import ScanResult
 
 TRANSFER_MEANING = {
@@ -46,9 +46,13 @@ def to_markdown(
     )
 
     plans = report.get("frameworks") or []
-    if len(plans) > 1 or any(p["key"] != "pytorch" for p in plans):
+    if plans_to_show(plans):
         out += ["## Plan per framework", ""]
         for plan in plans:
+            if not plan["findings"]:
+                out += [f"### {_esc(plan['label'])} (first seen at `{_code(plan['first_seen'])}`)", "",
+                        "No findings: nothing to port.", ""]
+                continue
             sev = plan["by_severity"]
             out += [f"### {_esc(plan['label'])} (first seen at `{_code(plan['first_seen'])}`)", "",
                     f"{plan['findings']} findings ({sev.get('error', 0)} error, {sev.get('warning', 0)} warning, "

@@ -12,7 +12,7 @@ from typing import Any, Callable, Optional, TextIO
 import click
 
 from ascend_migrate.knowledge.base import KnowledgeBase
-from ascend_migrate.report.json_report import as_report
+from ascend_migrate.report.json_report import as_report, plans_to_show
 from ascend_migrate.scan.api import ScanResult
 
 SEVERITY_COLORS = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -46,10 +46,13 @@ def summary(
                + f" in {counts['files_with_findings']:,} files: {sev_text}")
 
     plans = report.get("frameworks") or []
-    if len(plans) > 1 or any(p["key"] != "pytorch" for p in plans):
+    if plans_to_show(plans):
         out.append("")
         out.append(st("plan per framework:", bold=True))
         for plan in plans:
+            if not plan["findings"]:
+                out.append(f"  {plan['label']}: no findings (first seen at {plan['first_seen']}): nothing to port")
+                continue
             sev = plan["by_severity"]
             out.append(f"  {plan['label']}: {plan['findings']} findings ({sev.get('error', 0)} error, "
                        f"{sev.get('warning', 0)} warning, {sev.get('info', 0)} info), first seen at {plan['first_seen']}")

@@ -89,12 +89,16 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
         render(result, fmt, kb=kb, sarif_options=sarif_options)
     if output:
-        from ascend_migrate.fix.commit import Transaction, WriteError
+        from ascend_migrate.fix.commit import Transaction, WriteError, is_stream, write_stream
 
+        data = (text if text.endswith("\n") else text + "\n").encode("utf-8")
         txn = Transaction()  # written whole or not at all: never a truncated report
         try:
-            txn.stage_bytes(output, (text if text.endswith("\n") else text + "\n").encode("utf-8"))
-            txn.commit()
+            if is_stream(output):  # a device or a pipe (-o /dev/null): nothing to replace, written as is
+                write_stream(output, data)
+            else:
+                txn.stage_bytes(output, data)
+                txn.commit()
         except WriteError as exc:
             txn.abort()
             click.echo(f"error: {exc}", err=True)

@@ -1,8 +1,8 @@
 """Which JSON/YAML files are launch configs, and which shell scripts build or install.
 
 A JSON or YAML file is read as a config only when it is a known kind (DeepSpeed, Accelerate,
-torchrun/launcher settings, Hydra/OmegaConf training configs, Lightning, Kubernetes/Volcano
-job specs, Compose services) or a launch script names it; any other data file (datasets,
+torchrun/launcher settings, maps of launcher flags and environment blocks, Hydra/OmegaConf
+training configs, Lightning, Kubernetes/Volcano job specs, Compose services) or a launch script names it; any other data file (datasets,
 label maps, results, fixtures) is left alone. Kinds are recognised from the keys the file
 defines, a cheap line match that works for both formats without parsing.
 
@@ -49,6 +49,16 @@ def config_keys(text: str, kind: str) -> set[str]:
 _YAML_TRAINING_KEYS = frozenset({"device", "devices", "distributed", "backend", "precision", "amp", "cuda"})
 
 
+# Launcher configs written as a YAML map of a program's command-line flags (`--distributed-backend:
+# nccl`), often with an environment block (`NCCL_ALGO: Tree`): two flag keys, or one key naming an
+# NCCL or CUDA environment setting, make the file a config. FLAG_MAP_BYTES is the raw-bytes
+# pre-check the scan runs first (anything it misses can never be this kind).
+_FLAG_KEY = re.compile(r"""^[ \t]*(?:-[ \t]+)?["']?(--[A-Za-z][\w.-]*)["']?[ \t]*:(?=[ \t\r\n]|$)""", re.M)
+_ENV_KEY_PREFIXES = ("NCCL_", "CUDA_")
+FLAG_MAP_BYTES = re.compile(rb"""^[ \t]*(?:-[ \t]+)?["']?--[A-Za-z]|NCCL_|CUDA_""", re.M)
+_FLAG_MAP_LABEL = "launcher flags"
+
+
 def known_config_kind(text: str, kind: str) -> str:
     """'DeepSpeed', 'Accelerate', ... for a recognised JSON/YAML config, else ''."""
     keys = config_keys(text, kind)
@@ -57,6 +67,11 @@ def known_config_kind(text: str, kind: str) -> str:
             return label
     if kind == "yaml" and keys & _YAML_TRAINING_KEYS:
         return "training config"
+    if kind == "yaml":
+        if any(k.startswith(_ENV_KEY_PREFIXES) and k.isupper() for k in keys):
+            return _FLAG_MAP_LABEL
+        if len(set(_FLAG_KEY.findall(text[:262144]))) >= 2:
+            return _FLAG_MAP_LABEL
     return ""
 
 

@@ -289,7 +289,7 @@ def _maybe_config(job: Job, data: bytes) -> bool:
     """Could this JSON/YAML file be a config of a known kind? Raw bytes first: a file that spells
     none of the keys of any kind is data; otherwise the (line-matching) kind check decides."""
     head = data[:262144]
-    if not _CONFIG_KEY_BYTES.search(head):
+    if not _CONFIG_KEY_BYTES.search(head) and not config_kinds.FLAG_MAP_BYTES.search(head):
         return False
     text = head.decode("utf-8", errors="surrogateescape")
     return bool(config_kinds.known_config_kind(text, job.config_kind))

@@ -833,21 +833,51 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
 
 
 def _settle_guards(decisions: list[Decision], g: _Graph) -> None:
-    """Guard an entry point's imports only where that provably loses nothing: every file of the
-    tree that imports (or exec's) it is itself an entry point that gets the imports, so whatever
-    imports it has loaded transfer_to_npu already. A test, a validation entry or a library among
-    its importers would run the port's CUDA calls without it, and so would the spawned workers
-    of a `python -m pkg` program (multiprocessing does not re-run a package __main__ in them):
-    those keep the imports unconditional, and the reason says why."""
+    """Decide on the whole import graph whether an entry point's imports go under its `__name__`
+    test. Importing a library never loads torch_npu (only --inject-init puts the imports into
+    package __init__ files): an entry point that a library module imports keeps the guard, and the
+    programs that use the library load transfer_to_npu themselves. Otherwise the guard stays only
+    where it provably loses nothing: every file that imports (or exec's) it is an entry point
+    that gets the imports. A test or a validation entry among its importers would run the port's
+    CUDA calls without them, and so would the spawned workers of a `python -m pkg` program
+    (multiprocessing does not re-run a package __main__ in them): those make the imports
+    unconditional, and the reason says why."""
     entries = {d.path for d in decisions if d.selected}
     for d in decisions:
         if not (d.selected and d.guarded):
             continue
         importers = g.imported_by.get(d.path, set()) | g.executed_by.get(d.path, set())
-        losing = sorted(i for i in importers if i not in entries or posixpath.basename(i) == "__main__.py")
-        if losing:
+        outside = {i for i in importers if i not in entries or posixpath.basename(i) == "__main__.py"}
+        libraries = {i for i in outside if i not in entries and not _runs_as_program(i, g)}
+        losing = outside - libraries
+        if libraries:
+            d.reason += f"; imports stay under the `__name__` test: library module(s) {_names(libraries)} import it"
+            if losing:
+                d.reason += (f" (so {_names(losing)} load(s) transfer_to_npu only through an entry point or "
+                             f"--inject-init)")
+        elif losing:
             d.guarded = False
-            d.reason += f"; imports unconditional: {_names(set(losing))} import it and get none of their own"
+            d.reason += f"; imports unconditional: {_names(losing)} import it and get none of their own"
+
+
+def _runs_as_program(rel: str, g: _Graph) -> bool:
+    """Is this importer of an entry point something users run rather than a library module: a
+    test, a package __main__, or a file that no other file (tests aside) imports and that is not a
+    package __init__ (a validation entry, an ad-hoc script)? A package __init__, or a file other
+    files import, is a library: importing it must load no torch_npu."""
+    if _is_test(rel) or posixpath.basename(rel) == "__main__.py":
+        return True
+    if posixpath.basename(rel) == "__init__.py":
+        return False
+    users = g.imported_by.get(rel, set()) | g.executed_by.get(rel, set())
+    return all(_is_test(u) for u in users)
+
+
+def _is_test(rel: str) -> bool:
+    parts = rel.split("/")
+    base = parts[-1]
+    return base == "conftest.py" or base.startswith("test_") or base.endswith("_test.py") \
+        or any(p in ("tests", "test", "testing") for p in parts[:-1])
 
 
 def _norm(path: str) -> str:

@@ -240,6 +240,18 @@ def _function_params(node: FunctionNode) -> list[str]:
     return params
 
 
+def _param_of_default(args: ast.arguments, default: ast.AST) -> Optional[str]:
+    """The name of the parameter whose default value is `default`."""
+    positional = (*args.posonlyargs, *args.args)
+    for param, value in zip(positional[len(positional) - len(args.defaults):], args.defaults):
+        if value is default:
+            return param.arg
+    for param, kw_value in zip(args.kwonlyargs, args.kw_defaults):
+        if kw_value is default:
+            return param.arg
+    return None
+
+
 def _parent_within(top: ast.AST, node: ast.AST, budget: int = 512) -> Optional[ast.AST]:
     """The parent of `node` inside the subtree of `top`; None when it is not there or the
     subtree is larger than `budget` nodes (the caller then builds the full parent index once,
@@ -1120,6 +1132,13 @@ class PythonAnalyzer(FastVisitor):
                 how = ("with the accelerator type (off without one, as on CUDA)" if style == "agnostic"
                        else "with the device type")
                 fixes.append(self._fix(style, rule, edits, f"use torch.{target} {how}", requires=requires))
+        elif rule.id == "AM003" and entry.agnostic:
+            edits = self._custom_amp_edits(node, call, entry.agnostic)
+            if edits:
+                fixes.append(self._fix("agnostic", rule, edits,
+                                       f"use {entry.agnostic} with the accelerator type (cuda without one, as before; "
+                                       f"torch >= {entry.since})",
+                                       requires=("torch", "device_type", f"torch>={entry.since}")))
         elif rule.id == "CU001" and entry.agnostic == "keep":
             # Harmless everywhere (a lazy no-op without CUDA): nothing to change.
             fixes.append(Fix(style="agnostic", edits=(), safety="none", description="harmless on every device"))
@@ -1137,9 +1156,11 @@ class PythonAnalyzer(FastVisitor):
             if entry.idle and call is not None:
                 module = f"{self._torch_prefixed('torch.get_device_module')}({ACCEL_TYPE})"
                 edits = self._guarded(call, node, f"{module}.{entry.name}", entry.idle)
-            elif entry.idle:
+            elif entry.idle and not isinstance(getattr(node, "ctx", ast.Load()), ast.Load):
                 edits = None
             else:
+                # Also a function handed on uncalled (`fn = torch.cuda.synchronize if ... else ...`):
+                # whoever calls it later gets the accelerator's function, torch.cuda's without one.
                 module = f"{self._torch_prefixed('torch.get_device_module')}({self._cuda_or_accel()})"
                 edits = [self._replace(node, f"{module}.{entry.name}")]
             if edits:
@@ -1147,6 +1168,30 @@ class PythonAnalyzer(FastVisitor):
                                        "use the device module of the accelerator (torch >= 2.4)",
                                        requires=("torch", "device_type", "torch>=2.4")))
         return fixes
+
+    def _custom_amp_edits(self, node: ast.AST, call: Optional[ast.Call], agnostic: str) -> Optional[list[Edit]]:
+        """`@torch.cuda.amp.custom_fwd` / `(cast_inputs=...)` -> `@torch.amp.custom_fwd(device_type=...)`
+        (`custom_bwd` alike). The device type is the accelerator's, "cuda" without one: the
+        decorator then consults CUDA autocast exactly as the original did. Only the decorator
+        itself, or a call of it, is rewritten: an alias handed around may be called either way."""
+        device = f"device_type={self._cuda_or_accel()}"
+        new = self._torch_prefixed(agnostic)
+        if call is not None:
+            edits = [self._replace(node, new)]
+            if call.keywords:
+                at = self.start(call.keywords[0])
+                edits.append(Edit(at, at, device + ", "))
+            elif call.args:
+                at = self.end(call.args[-1])
+                edits.append(Edit(at, at, ", " + device))
+            else:
+                close = _call_close(self, call)
+                edits.append(Edit(close, close, device))
+            return edits
+        parent = self.parent(node)
+        if isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(d is node for d in parent.decorator_list):
+            return [self._replace(node, f"{new}({device})")]
+        return None
 
     def _guarded(self, call: ast.Call, func: ast.AST, replacement: str, idle: str) -> list[Edit]:
         """`f(args)` -> `new(args) if _accel_type else IDLE`, as separate edits so that fixes inside
@@ -1493,7 +1538,10 @@ class PythonAnalyzer(FastVisitor):
 
     def _names_accelerator(self, node: ast.Constant, parent: Optional[ast.AST]) -> bool:
         """Does this "cuda" select CUDA-only behaviour rather than a place for tensors: the device
-        of an AMP call (off without CUDA), or a key of a table looked up by device type?"""
+        of an AMP call (off without CUDA), a key of a table looked up by device type, or the
+        default of a parameter the function uses that way?"""
+        if isinstance(parent, ast.arguments):
+            return self._default_selects_cuda_path(node, parent)
         if isinstance(parent, ast.Dict):
             return any(k is node for k in parent.keys)
         call = parent
@@ -1504,6 +1552,36 @@ class PythonAnalyzer(FastVisitor):
         elif isinstance(parent, ast.Call) and not (parent.args and parent.args[0] is node):
             return False
         return isinstance(call, ast.Call) and self.qualname(call.func) in AMP_DEVICE_CALLS
+
+    def _default_selects_cuda_path(self, node: ast.Constant, args: ast.arguments) -> bool:
+        """`def step(..., device_type="cuda")` whose body hands the parameter to autocast or a
+        GradScaler, compares it, or looks a table up with it. A caller relying on the default got
+        those CUDA-only paths switched off on a host without CUDA; `_device_type` ("cpu" there)
+        would switch CPU autocast on instead, so the default keeps naming CUDA without an accelerator."""
+        func = self._stack[-2] if len(self._stack) >= 2 else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) or func.args is not args:
+            return False
+        name = _param_of_default(args, node)
+        if name is None:
+            return False
+        body = func.body if isinstance(func.body, list) else [func.body]
+        for sub in (n for stmt in body for n in ast.walk(stmt)):
+            if isinstance(sub, ast.Compare):
+                if any(isinstance(part, ast.Name) and part.id == name for part in (sub.left, *sub.comparators)):
+                    return True
+            elif isinstance(sub, ast.Subscript):
+                if isinstance(sub.slice, ast.Name) and sub.slice.id == name:
+                    return True
+            elif isinstance(sub, ast.Call):
+                func_node = sub.func
+                if isinstance(func_node, ast.Attribute) and func_node.attr == "startswith" \
+                        and isinstance(func_node.value, ast.Name) and func_node.value.id == name:
+                    return True
+                device = sub.args[0] if sub.args else next(
+                    (k.value for k in sub.keywords if k.arg in ("device_type", "device")), None)
+                if isinstance(device, ast.Name) and device.id == name and self.qualname(func_node) in AMP_DEVICE_CALLS:
+                    return True
+        return False
 
     def _report_nccl(self, node: ast.AST, value: str, symbol: str = "") -> None:
         """A string naming nccl (`value`), or an expression that is one (`dist.Backend.NCCL`);

@@ -1,0 +1,34 @@
+import torch
+
+# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+_accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_device_type = _accel_type or "cpu"
+
+
+def forward_backward(model, batch, scaler, device_type=_accel_type or "cuda", amp_dtype=torch.bfloat16):
+    # The default switches CUDA autocast on; without CUDA the caller gets plain fp32.
+    with torch.autocast(device_type=device_type, dtype=amp_dtype):
+        loss = model(batch).mean()
+    scaler.scale(loss).backward()
+    return loss
+
+
+def build_scaler(device=_accel_type or "cuda", enabled=True):
+    return torch.amp.GradScaler(device, enabled=enabled)
+
+
+def pick_backend(*, device_type: str = _accel_type or "cuda"):
+    return "nccl" if device_type == (_accel_type or "cuda") else "gloo"
+
+
+FUSED_ADAM = {_accel_type or "cuda": True, "cpu": False}
+
+
+def fused_for(device_type=_accel_type or "cuda"):
+    return FUSED_ADAM[device_type]
+
+
+def to_device(batch, device=_device_type):
+    # A place for tensors only: the port runs on the CPU without an accelerator.
+    return batch.to(device)
+
