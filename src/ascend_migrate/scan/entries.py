@@ -800,6 +800,12 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             add(False, f"a build, install or CI script, not an entry point ({because})")
             continue
         explicit = rel in launched or rel in console
+        # A script whose main block reads the command line, imported only by tests or by the
+        # validation entry module a port adds (`validate_entries.py`), is still the program users
+        # launch: those importers must not turn it into a library that gets no imports.
+        checked_only = bool(users or runners) and all(_is_test(u) or _is_validation_entry(u) for u in users | runners)
+        if checked_only and any(e[0] == "main-cli" for e in evidence):
+            explicit = True
         if not explicit and not (f is not None and f.notebook) and (users or runners):
             who = []
             if users:
@@ -871,6 +877,15 @@ def _runs_as_program(rel: str, g: _Graph) -> bool:
         return False
     users = g.imported_by.get(rel, set()) | g.executed_by.get(rel, set())
     return all(_is_test(u) for u in users)
+
+
+VALIDATION_ENTRY_NAMES = ("validate_entries.py", "validation_entries.py", "validate_entry.py",
+                          "validation_entry.py")
+
+
+def _is_validation_entry(rel: str) -> bool:
+    """The module a port adds for `ascend-migrate validate` (the entry contract's name for it)."""
+    return posixpath.basename(rel) in VALIDATION_ENTRY_NAMES
 
 
 def _is_test(rel: str) -> bool:
