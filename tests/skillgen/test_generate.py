@@ -465,3 +465,20 @@ def test_change_list_from_migrate_with_manual_rows(inputs):
     adaptation = text.split("## Model-specific adaptation points")[1].split("## Scan summary")[0]
     assert "1 edit(s) in 1 file(s)" in code and "PK001" not in code
     assert "`requirements.txt:1` **PK001**: dependency `torch_scatter`: build from source" in adaptation
+
+
+def test_project_packages_keep_the_cpu_torch_and_pytorch_packages_come_from_its_index(inputs):
+    """An unpinned torchvision from the general index would bring its own torch (a CUDA build on
+    x86_64) or a CUDA torchvision that does not load beside the CPU torch: step 6 pins torch with
+    a constraint, offers the CPU index, and imports the PyTorch packages at the end."""
+    for root in (inputs.project, inputs.original):
+        (root / "vision.py").write_text("import torchvision\nimport yaml\n", encoding="utf-8")
+    result = run(inputs.args())
+    assert result.exit_code == 0, result.output
+    text = written(inputs).read_text(encoding="utf-8")
+    step6 = text.split("### 6. Install the project's dependencies")[1].split("\n### ")[0]
+    assert "printf '%s\\n' torch==2.1.0 > \"$VENV/torch-pin.txt\"" in step6
+    install = next(line for line in step6.splitlines() if "pip install" in line and "torchvision" in line)
+    assert '-c "$VENV/torch-pin.txt"' in install and "--extra-index-url" in install
+    assert "assert torch.version.cuda is None" in step6
+    assert "-c 'import torchvision'" in step6

@@ -88,6 +88,9 @@ def plain(text: str, limit: int = 400) -> str:
 # --------------------------------------------------------------------------- context
 
 
+TORCH_FAMILY = ("torchvision", "torchaudio", "torchtext", "torchdata")
+
+
 def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str, Any], requirements: list[str],
                  pyg: set[str], versions: dict[str, str]) -> dict[str, Any]:
     """The ordered install-and-replay steps of SKILL.md (skillgen.recipe has the why)."""
@@ -137,6 +140,9 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
         "cuda_only": env.get("cuda_only_packages") or [],
         "requirements": requirements,
         "imports": [n for n in env.get("project_packages") or [] if n.replace("-", "_") not in pyg],
+        # PyTorch's own packages: their PyPI builds are CUDA builds that do not load beside a CPU
+        # torch (torchvision::nms missing); step 6 imports them to prove the set works
+        "torch_family": [n for n in env.get("project_packages") or [] if n.lower() in TORCH_FAMILY],
         "validate_cmd": validate_command('"$VENV/bin/ascend-migrate"', device, vopts, golden.get("file"),
                                          (replay.get("validation") or {}).get("thresholds_file"),
                                          (replay.get("validation") or {}).get("confirmed") or [], skill_var),
