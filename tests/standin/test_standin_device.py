@@ -117,3 +117,20 @@ def test_another_torch_is_refused_with_the_reason(monkeypatch, tmp_path):
     with pytest.raises(ImportError, match="written for torch 2.13.0, this is torch 2.12.0"):
         load_extension(tmp_path)
     assert not any(tmp_path.iterdir())  # nothing was built
+
+
+def test_module_to_npu_keeps_tied_weights(npu_standin, tmp_path):
+    """A weight shared by two modules (a tied embedding and output layer) stays one Parameter
+    after `.to("npu")`, as on torch_npu; untied, training updates the two copies apart."""
+    script = tmp_path / "tied.py"
+    script.write_text(
+        "import torch, torch_npu\n"
+        "emb = torch.nn.Embedding(8, 4)\n"
+        "head = torch.nn.Linear(4, 8, bias=False)\n"
+        "head.weight = emb.weight\n"
+        "model = torch.nn.ModuleDict({'emb': emb, 'head': head}).to('npu')\n"
+        "assert model['emb'].weight is model['head'].weight, 'untied'\n"
+        "assert model['emb'].weight.device.type == 'npu'\n"
+        "print('tied')\n")
+    ran = npu_standin.run([str(script)], cwd=tmp_path)
+    assert ran.returncode == 0 and "tied" in ran.stdout, ran.stderr[-2000:]

@@ -285,7 +285,18 @@ at::Tensor& dropout_like_cpu_(at::Tensor& input, double p, bool train) {
   return input.mul_(noise);
 }
 
+// nn.Module.to() keeps a Parameter object (and so weights shared between modules, such as a
+// tied embedding and output layer) only when the old and new tensors can share one TensorImpl
+// type; torch_npu answers yes for cpu and npu, and so does the stand-in.
+bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  auto plain = [](const at::Tensor& t) {
+    return t.device().type() == c10::DeviceType::CPU || t.device().type() == c10::DeviceType::PrivateUse1;
+  };
+  return plain(self) && plain(from) && !self.is_sparse() && !from.is_sparse();
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+  m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", empty_memory_format);
   m.impl("empty_strided", empty_strided);
   m.impl("as_strided", at::native::as_strided_tensorimpl);
