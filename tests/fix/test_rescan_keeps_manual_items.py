@@ -9,6 +9,7 @@ manual row of the change list there (at its `new_line`) with its rule and origin
 from __future__ import annotations
 
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,11 @@ def test_rescan_of_project_reports_every_manual_item(project, style, tmp_path):
 @pytest.mark.parametrize("style", STYLES)
 @pytest.mark.parametrize("src", GOLDEN_INPUTS, ids=lambda p: p.name)
 def test_rescan_of_golden_input_reports_every_manual_item(src, style, tmp_path):
+    try:
+        if src.name.endswith(".py"):
+            compile(src.read_bytes(), str(src), "exec")
+    except SyntaxError:  # newer syntax (`match`) on the oldest Python: SC001 there, nothing to port
+        pytest.skip(f"{src.name} does not parse on Python {sys.version_info[0]}.{sys.version_info[1]}")
     _manual_items_survive(_project_of(src, tmp_path), style, tmp_path)
 
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 import ast
 import re
 import shlex
-import sys
 from pathlib import Path
 from typing import Any, Iterable, Optional
 
@@ -91,7 +90,9 @@ def project_imports(root: Path, files: Iterable[Path], cuda_imports: Iterable[st
     """Distribution names of the third-party packages the validated tree imports."""
     py = [p for p in files if p.suffix == ".py" and p.name != "setup.py"][:MAX_IMPORT_FILES]
     local = _local_modules(root, py)
-    stdlib = set(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+    from ascend_migrate.scan.entries import _stdlib_names
+
+    stdlib = set(_stdlib_names())  # read off the interpreter on Pythons older than 3.10
     skip = stdlib | local | NOT_FROM_IMPORTS | set(cuda_imports)
     found: set[str] = set()
     for path in py:
