@@ -331,11 +331,14 @@ using at::Tensor;
 
 // Registered on request (torch_npu/__init__ does, unless NPU_STANDIN_AUTOCAST=0): without these
 // kernels an autocast region on npu runs every op at its input precision.
-std::unique_ptr<torch::Library> g_autocast;
+// Registrations made at run time live until the process ends and are never destroyed: a
+// Library's destructor removes its kernels, and at exit that would race with threads still
+// dispatching (a DataLoader's pin-memory thread), ending in std::terminate.
+torch::Library* g_autocast = nullptr;
 
 bool register_autocast() {
   if (g_autocast) return false;
-  g_autocast = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::AutocastPrivateUse1,
+  g_autocast = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::AutocastPrivateUse1,
                                                 __FILE__, __LINE__);
   torch::Library& m = *g_autocast;
 #define NPU_LOWER(...) KERNEL_PRIVATEUSEONE(__VA_ARGS__, lower_precision_fp)
@@ -360,7 +363,7 @@ TORCH_LIBRARY_IMPL(_, PrivateUse1, m) {
 
 // Every aten op with a CPU kernel gets the CPU kernel on npu too, so composite decompositions
 // (native_layer_norm's math version, for one) never replace what CPU would run.
-std::unique_ptr<torch::Library> g_routes;
+torch::Library* g_routes = nullptr;  // never destroyed, see g_autocast
 
 int64_t route_cpu_kernels() {
   if (g_routes) return 0;
@@ -370,7 +373,7 @@ int64_t route_cpu_kernels() {
       "convolution", "convolution_backward", "alias", "detach", "_unsafe_view", "unfold",
       "_pin_memory", "is_pinned", "pin_memory", "record_stream", "_has_compatible_shallow_copy_type",
       "empty_like", "resize_as_", "lift_fresh", "lift", "lift_fresh_copy"};
-  g_routes = std::make_unique<torch::Library>(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
+  g_routes = new torch::Library(torch::Library::IMPL, "aten", c10::DispatchKey::PrivateUse1,
                                               __FILE__, __LINE__);
   auto& dispatcher = c10::Dispatcher::singleton();
   int64_t n = 0;

@@ -46,3 +46,28 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 from torch_npu import distributed  # noqa: E402,F401  registers the "hccl" backend
 
 distributed.register_hccl()
+
+
+
+def _stop_loader_threads() -> None:
+    """Shut DataLoader iterators down before the interpreter finalizes. On this device a loader
+    runs a pin-memory thread; left alive at exit it is torn down inside torch's C++ code and the
+    process aborts ("terminate called without an active exception") after the script finished."""
+    import gc
+    import warnings
+
+    from torch.utils.data.dataloader import _MultiProcessingDataLoaderIter
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # isinstance on lazy module proxies among gc's objects warns
+        for obj in gc.get_objects():
+            if type(obj) is _MultiProcessingDataLoaderIter or isinstance(obj, _MultiProcessingDataLoaderIter):
+                try:
+                    obj._shutdown_workers()
+                except Exception:  # an iterator already half shut down: nothing left to stop
+                    pass
+
+
+import atexit  # noqa: E402
+
+atexit.register(_stop_loader_threads)
