@@ -333,19 +333,26 @@ def _pump_points(seq: Any, prefix: str, out: list[tuple[str, list[str]]]) -> Non
         acc += _example([(op, av)], pump=1)
 
 
+def _inner(op: Any, av: Any, assertions: bool) -> list:
+    """The sub-sequences one parsed node holds (alternatives, a group, a repeated item and,
+    when asked, a lookaround)."""
+    if op is sre_c.BRANCH:
+        return list(av[1])
+    if op is sre_c.SUBPATTERN:
+        return [av[-1]]
+    if op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
+        return [av[2]]
+    if assertions and op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
+        return [av[1]]
+    return []
+
+
 def _chars(seq: Any, out: set[str]) -> None:
     """Characters the pattern's own literals and classes accept (a few per class)."""
     for op, av in seq:
         out.update(_accepted(op, av))
-        if op is sre_c.BRANCH:
-            for alt in av[1]:
-                _chars(alt, out)
-        elif op is sre_c.SUBPATTERN:
-            _chars(av[-1], out)
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
-            _chars(av[2], out)
-        elif op in (sre_c.ASSERT, sre_c.ASSERT_NOT):
-            _chars(av[1], out)
+        for inner in _inner(op, av, assertions=True):
+            _chars(inner, out)
 
 
 def _fragments(seq: Any, out: set[str]) -> None:
@@ -357,13 +364,8 @@ def _fragments(seq: Any, out: set[str]) -> None:
         if len(run) > 1:
             out.add("".join(run))
         run = []
-        if op is sre_c.BRANCH:
-            for alt in av[1]:
-                _fragments(alt, out)
-        elif op is sre_c.SUBPATTERN:
-            _fragments(av[-1], out)
-        elif op in (sre_c.MAX_REPEAT, sre_c.MIN_REPEAT):
-            _fragments(av[2], out)
+        for inner in _inner(op, av, assertions=False):
+            _fragments(inner, out)
     if len(run) > 1:
         out.add("".join(run))
 
