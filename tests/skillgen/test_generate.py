@@ -482,3 +482,29 @@ def test_project_packages_keep_the_cpu_torch_and_pytorch_packages_come_from_its_
     assert '-c "$VENV/torch-pin.txt"' in install and "--extra-index-url" in install
     assert "assert torch.version.cuda is None" in step6
     assert "-c 'import torchvision'" in step6
+
+
+def test_packages_only_tests_import_are_an_optional_block_not_part_of_step_6(inputs):
+    """A test that imports a library to compare against (a reference implementation from
+    `transformers`) must not add that library to the recipe's path: it goes to an optional block
+    that keeps the CPU torch pinned like step 6."""
+    for root in (inputs.project, inputs.original):
+        (root / "tests").mkdir(exist_ok=True)
+        (root / "tests" / "test_reference.py").write_text(
+            "import transformers\nimport yaml\n", encoding="utf-8")
+        (root / "loader.py").write_text("import yaml\n", encoding="utf-8")
+    result = run(inputs.args())
+    assert result.exit_code == 0, result.output
+    text = written(inputs).read_text(encoding="utf-8")
+    step6 = text.split("### 6. Install the project's dependencies")[1].split("\n### ")[0]
+    main_block, optional = step6.split("Only the project's tests import")
+    install = next(line for line in main_block.splitlines() if "pip install" in line and "yaml" in line.lower())
+    assert "transformers" not in main_block
+    assert "`transformers`" in optional.split("\n")[0] and "(optional)" in optional
+    optional_install = next(line for line in optional.splitlines() if "pip install" in line)
+    assert "transformers" in optional_install and "yaml" not in optional_install.lower()
+    assert '-c "$VENV/torch-pin.txt"' in optional_install and '-c "$VENV/torch-pin.txt"' in install
+    assert "assert torch.version.cuda is None" in optional
+    replay = json.loads((written(inputs).parent / "replay.json").read_text(encoding="utf-8"))
+    assert replay["environment"]["test_packages"] == ["transformers"]
+    assert "transformers" not in replay["environment"]["project_packages"]

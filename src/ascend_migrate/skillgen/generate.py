@@ -64,7 +64,7 @@ def _add_install_facts(bundle: Any, project: Path, original: Path, display: str,
     from ascend_migrate.skillgen.recipe import (
         _cuda_package_table,
         cuda_only_packages,
-        project_imports,
+        import_sets,
         project_name,
         runtime_dep_specs,
     )
@@ -81,11 +81,13 @@ def _add_install_facts(bundle: Any, project: Path, original: Path, display: str,
         cuda_only = []
     cuda_imports = set(_cuda_package_table()[0])
     bundle.source_name = project_name(original, display)
+    code_packages, test_packages = import_sets(project, list(_project_files(project)), cuda_imports)
     bundle.replay["project"] = bundle.source_name
     bundle.replay["environment"].update({
         "tool_wheel": f"tools/{wheel_name}",
         "cuda_only_packages": cuda_only,
-        "project_packages": project_imports(project, list(_project_files(project)), cuda_imports),
+        "project_packages": code_packages,
+        "test_packages": test_packages,
         "torch_npu_runtime_deps": runtime_dep_specs(),
     })
     bundle.files["replay.json"] = (json.dumps(bundle.replay, indent=2, sort_keys=False) + "\n").encode("utf-8")

@@ -87,19 +87,31 @@ def _local_modules(root: Path, files: list[Path]) -> set[str]:
 
 
 def project_imports(root: Path, files: Iterable[Path], cuda_imports: Iterable[str]) -> list[str]:
-    """Distribution names of the third-party packages the validated tree imports."""
+    """Distribution names of the third-party packages the validated tree's own code imports.
+
+    Tests are left out (`import_sets` gives theirs): a test that imports a library to compare against
+    (minGPT's `transformers`) would otherwise add a large install the training never needs."""
+    return import_sets(root, files, cuda_imports)[0]
+
+
+def import_sets(root: Path, files: Iterable[Path], cuda_imports: Iterable[str]) -> tuple[list[str], list[str]]:
+    """(packages the code imports, packages only its tests import), each sorted case-insensitively.
+
+    The second list is an optional install in the recipe: only needed to run the project's tests."""
     py = [p for p in files if p.suffix == ".py" and p.name != "setup.py"][:MAX_IMPORT_FILES]
     local = _local_modules(root, py)
-    from ascend_migrate.scan.entries import _stdlib_names
+    from ascend_migrate.scan.entries import _is_test, _stdlib_names
 
     stdlib = set(_stdlib_names())  # read off the interpreter on Pythons older than 3.10
     skip = stdlib | local | NOT_FROM_IMPORTS | set(cuda_imports)
-    found: set[str] = set()
+    code: set[str] = set()
+    tests: set[str] = set()
     for path in py:
         try:
             tree = ast.parse(path.read_text(encoding="utf-8", errors="replace"))
         except (SyntaxError, ValueError, OSError):
             continue
+        into = tests if _is_test(path.relative_to(root).as_posix()) else code
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 tops = [a.name.split(".")[0] for a in node.names]
@@ -109,8 +121,12 @@ def project_imports(root: Path, files: Iterable[Path], cuda_imports: Iterable[st
                 continue
             for top in tops:
                 if top and top not in skip and not top.startswith("_"):
-                    found.add(IMPORT_TO_DIST.get(top, top))
-    return sorted((n for n in found if NAME_RE.match(n)), key=str.lower)
+                    into.add(IMPORT_TO_DIST.get(top, top))
+
+    def names(found: set[str]) -> list[str]:
+        return sorted((n for n in found if NAME_RE.match(n)), key=str.lower)
+
+    return names(code), names(tests - code)
 
 
 def runtime_dep_specs() -> list[str]:

@@ -140,6 +140,8 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
         "cuda_only": env.get("cuda_only_packages") or [],
         "requirements": requirements,
         "imports": [n for n in env.get("project_packages") or [] if n.replace("-", "_") not in pyg],
+        # imported only by the project's tests: an optional block, never part of the recipe's path
+        "test_imports": [n for n in env.get("test_packages") or [] if n.replace("-", "_") not in pyg],
         # PyTorch's own packages: their PyPI builds are CUDA builds that do not load beside a CPU
         # torch (torchvision::nms missing); step 6 imports them to prove the set works
         "torch_family": [n for n in env.get("project_packages") or [] if n.lower() in TORCH_FAMILY],
