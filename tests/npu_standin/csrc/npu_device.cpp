@@ -5,8 +5,8 @@
 // What it provides: an allocator (host memory tagged with the npu device, with counters), a
 // device guard (per-thread current device, configurable device count, no-op streams/events),
 // the PrivateUse1 hooks (generators, pinned memory, torch.accelerator), the handful of kernels a
-// device must own (allocation, views, copies, scalar reads), and routes for every other op to
-// the CPU kernels through at::native::cpu_fallback.
+// device must own (allocation, views, copies, scalar reads), routes for every other op to
+// the CPU kernels through at::native::cpu_fallback, and recurrent layers run by CPU's own code.
 #include <torch/extension.h>
 
 #include <ATen/CPUGeneratorImpl.h>
@@ -295,6 +295,69 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
   return plain(self) && plain(from) && !self.is_sparse() && !from.is_sparse();
 }
 
+// Recurrent layers (nn.LSTM/GRU/RNN and their cells) run CPU's own implementation on host copies.
+// Their aten ops are composite, and the composite code picks its path by device: on a
+// PrivateUse1 tensor an LSTM or GRU cell calls the fused-cell kernels that only CUDA and XPU
+// have, and every layer skips CPU's one-matmul-for-all-steps input projection and CPU's oneDNN
+// RNN. Copying the operands to CPU with differentiable copies (`Tensor::to`, whose backward copies
+// the gradient back) and calling the op there gives exactly CPU's forward, backward and dropout
+// draws; the results are copied back to the device the operands came from.
+void rnn_through_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const auto n = args.size();
+  auto first = stack->end() - static_cast<std::ptrdiff_t>(n);
+  std::optional<c10::Device> npu;
+  bool host = false;
+  auto see = [&](const at::Tensor& t) {
+    if (!t.defined()) return;
+    if (t.device().type() == kNpu) {
+      TORCH_CHECK(!npu || *npu == t.device(), "Expected all tensors to be on the same device, but found at least two devices, ",
+                  *npu, " and ", t.device(), "!");
+      npu = t.device();
+    } else {
+      host = true;
+    }
+  };
+  // Packed sequences keep their batch sizes on the host on every device; that one may be CPU.
+  for (size_t i = 0; i < n; ++i) {
+    const c10::IValue& v = *(first + i);
+    if (args[i].name() == "batch_sizes") continue;
+    if (v.isTensor()) see(v.toTensor());
+    else if (v.isTensorList()) for (const at::Tensor& t : v.toTensorList()) see(t);
+  }
+  TORCH_CHECK(npu.has_value(), op.schema().name(), ": no npu operand");
+  TORCH_CHECK(!host, "Expected all tensors to be on the same device, but found at least two devices, ", *npu,
+              " and cpu!");
+  auto to_host = [](const at::Tensor& t) { return t.defined() ? t.to(t.options().device(c10::kCPU)) : t; };
+  for (size_t i = 0; i < n; ++i) {
+    c10::IValue& v = *(first + i);
+    if (v.isTensor()) {
+      v = to_host(v.toTensor());
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> copies;
+      for (const at::Tensor& t : v.toTensorList()) copies.push_back(to_host(t));
+      v = std::move(copies);
+    }
+  }
+  op.callBoxed(stack);
+  const auto r = op.schema().returns().size();
+  for (auto it = stack->end() - static_cast<std::ptrdiff_t>(r); it != stack->end(); ++it) {
+    if (it->isTensor()) {
+      const at::Tensor t = it->toTensor();
+      *it = t.to(t.options().device(*npu));
+    }
+  }
+}
+
+// Registered at both keys: AutogradPrivateUse1 so that the host copies are recorded by autograd,
+// PrivateUse1 for inference mode (where the autograd key is skipped).
+void register_rnn_routes(torch::Library& m) {
+  static const char* overloads[] = {"lstm.input", "lstm.data", "gru.input", "gru.data", "rnn_tanh.input",
+                                    "rnn_tanh.data", "rnn_relu.input", "rnn_relu.data", "lstm_cell",
+                                    "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"};
+  for (const char* name : overloads) m.impl(name, torch::CppFunction::makeFromBoxedFunction<&rnn_through_cpu>());
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_has_compatible_shallow_copy_type", has_compatible_shallow_copy_type);
   m.impl("empty.memory_format", empty_memory_format);
@@ -313,11 +376,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // Composite kernels that would otherwise be used for a custom device.
   m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
   m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
+  register_rnn_routes(m);
 }
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
   m.impl("dropout", dropout_like_cpu);
   m.impl("dropout_", dropout_like_cpu_);
+  register_rnn_routes(m);
 }
 
 // Autocast on npu: the op lists PyTorch shares between accelerators (CUDA's), which torch_npu's
