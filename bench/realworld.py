@@ -863,6 +863,17 @@ def backward(self, *a, **k):
     if len(losses) >= limit:
         raise Enough()
 torch.Tensor.backward = backward
+forced = json.loads(os.environ.get("REALWORLD_LOADER_ARGS") or "{}")
+if forced:  # the recipe's DataLoader arguments, the same on every side
+    import inspect
+    import torch.utils.data
+    _loader_init = torch.utils.data.DataLoader.__init__
+    _loader_sig = inspect.signature(_loader_init)
+    def loader_init(self, *a, **k):
+        bound = _loader_sig.bind(self, *a, **k)
+        bound.arguments.update(forced)
+        _loader_init(*bound.args, **bound.kwargs)
+    torch.utils.data.DataLoader.__init__ = loader_init
 status = "finished"
 try:
     runpy.run_path(script, run_name="__main__")
@@ -931,7 +942,8 @@ def _mnist_shim(tree: Path) -> None:
         "        x = self.x[i]\n        return (self.transform(x) if self.transform else x), int(self.y[i])\n")
 
 
-# name: (repository, working dir in the tree, script, args, PYTHONPATH entries in the tree, setup, losses)
+# name: (repository, working dir in the tree, script, args, PYTHONPATH entries in the tree, setup, losses;
+#        optional: the accelerator switch for the stand-in run, DataLoader arguments forced on every side)
 RECIPES: dict[str, dict] = {
     "nanoGPT-train": {
         "repo": "nanoGPT", "cwd": ".", "script": "train.py", "pythonpath": ["."], "setup": _nanogpt_data, "steps": 6,
@@ -953,6 +965,9 @@ RECIPES: dict[str, dict] = {
     "examples-mnist": {
         "repo": "examples", "cwd": "mnist", "script": "mnist/main.py", "pythonpath": ["_synthetic_site"],
         "setup": _mnist_shim, "steps": 4, "standin": {},  # uses the accelerator unless --no-accel
+        # The script gives its loaders these only on an accelerator; every side gets them, so the
+        # CPU runs see the batches (and draw the random numbers) the accelerator run does.
+        "loader": {"shuffle": True, "num_workers": 1, "pin_memory": True, "persistent_workers": True},
         "args": ["--epochs=1", "--batch-size=32", "--test-batch-size=64", "--log-interval=1"]},
 }
 
@@ -996,6 +1011,9 @@ def run_recipe(name: str, recipe: dict, repos: Path, work: Path, python: str, ti
         env.update({"PYTHONPATH": os.pathsep.join(str(copy / p) for p in recipe["pythonpath"]),
                     "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "CUDA_VISIBLE_DEVICES": "",
                     "PYTHONHASHSEED": "0", "WANDB_MODE": "disabled"})
+        env.pop("REALWORLD_LOADER_ARGS", None)
+        if recipe.get("loader"):
+            env["REALWORLD_LOADER_ARGS"] = json.dumps(recipe["loader"], sort_keys=True)
         out_json = base / side / "losses.json"
         args = [a.replace("{tmp}", str(tmp)) for a in recipe["args"]]
         if side == "transfer-npu":
