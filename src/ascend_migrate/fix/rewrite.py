@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
-from ascend_migrate.scan.python_ast import NPU_HANDLED
+from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
@@ -534,7 +534,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             op = "delete" if all(not e.text for e in fix.edits) else "replace"
             changes.append(Change(rel, f.line, f.end_line, f.rule, op, fix.description or f.message, fix.safety))
         elif not _harmless(f, opts.style) and kb.rule(f.rule).fix_kind(opts.style) != "none" and (
-                f.severity != "info" or opts.style == "agnostic") and not f.message.endswith(NPU_HANDLED):
+                f.severity != "info" or opts.style == "agnostic") and not f.message.endswith(OFF_NPU_SUFFIXES):
             pending.append(f)
     manual_at: list[tuple[Change, Position]] = []
     for f in pending:

@@ -35,7 +35,7 @@ MATCH_KINDS = (
     "positional-count", "first-arg-device", "float64", "cuda-source", "decorator",
     "dependency", "package-import", "framework", "parse-error",
     "cuda-private", "guarded-capability", "cuda-version", "env-table", "tool-command",
-    "dependency-index", "module-prefix", "framework-pin", "cli-flag",
+    "dependency-index", "module-prefix", "framework-pin", "cli-flag", "config-value",
 )
 RULE_ID = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 
@@ -54,6 +54,9 @@ RULE_FIELDS = (
     Field("npu_branch", required=False, default="", choices=("", *NPU_BRANCH)),
     Field("match", types=(dict,)),
     Field("message"),
+    # the message in a device-agnostic port (a tree our agnostic rewrite produced, with no
+    # transfer_to_npu import anywhere), where a message about transfer_to_npu would mislead
+    Field("message_agnostic", required=False, default=""),
     Field("why"),
     Field("how"),
     Field("before"),
@@ -83,6 +86,8 @@ FRAMEWORK_FIELDS = (
     Field("imports", types=(list,)),
     Field("names", types=(list,)),
     Field("guidance"),
+    # the guidance in a device-agnostic port (see Rule.message_agnostic)
+    Field("guidance_agnostic", required=False, default=""),
     # rule categories whose findings belong to this framework's plan, and the plan's steps
     Field("categories", types=(list,), required=False, default=[]),
     Field("plan", types=(list,), required=False, default=[]),
@@ -108,6 +113,7 @@ class Rule:
     npu_branch: str  # "info" | "keep" | "" (derived, see npu_branch_effect)
     match: dict
     message: str
+    message_agnostic: str
     why: str
     how: str
     before: str
@@ -169,6 +175,7 @@ class Framework:
     imports: tuple[str, ...]
     names: tuple[str, ...]
     guidance: str
+    guidance_agnostic: str = ""
     categories: tuple[str, ...] = ()
     plan: tuple[str, ...] = ()
 

@@ -26,6 +26,9 @@ _KINDS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
                              "communication_data_type", "zero_allow_untested_optimizer"}), frozenset()),
     ("Accelerate", frozenset({"compute_environment", "distributed_type", "deepspeed_config", "fsdp_config"}),
      frozenset()),
+    # TensorFlow Model Garden experiment configs (`runtime: {distribution_strategy: mirrored,
+    # mixed_precision_dtype: float16}`): before "launcher", which their num_gpus key would also name
+    ("TF Model Garden", frozenset({"distribution_strategy", "mixed_precision_dtype"}), frozenset()),
     ("launcher", frozenset({"nproc_per_node", "nnodes", "rdzv_backend", "rdzv_endpoint", "master_addr",
                             "master_port", "dist_backend", "dist_url", "ddp_backend", "distributed_backend",
                             "launcher", "world_size", "local_rank", "num_gpus", "n_gpu", "gpus", "gpu_ids",

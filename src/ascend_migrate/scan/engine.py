@@ -31,7 +31,7 @@ from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
-from ascend_migrate.scan.python_ast import PythonAnalyzer
+from ascend_migrate.scan.python_ast import AGNOSTIC_PRELUDE, PythonAnalyzer
 from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes
 from ascend_migrate.scan.walk import excluded, walk_tree
 
@@ -60,6 +60,7 @@ class FileResult:
     counted: bool = True  # False for files read only for their launch lines (Markdown, Makefiles)
     deferred: bool = False  # a data file left unscanned: analysed only if a launch script names it
     build: bool = False  # a build, install or CI config: findings without fixes, never rewritten
+    agnostic_prelude: bool = False  # binds `_accel_type` at module level, as the agnostic rewrite writes it
 
 
 @dataclass(frozen=True)
@@ -285,6 +286,8 @@ _CONFIG_KEYS = sorted({key for _, any_of, all_of in config_kinds._KINDS for key 
 _CONFIG_KEY_BYTES = re.compile(("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode())
 
 
+
+
 def _maybe_config(job: Job, data: bytes) -> bool:
     """Could this JSON/YAML file be a config of a known kind? Raw bytes first: a file that spells
     none of the keys of any kind is data; otherwise the (line-matching) kind check decides."""
@@ -338,6 +341,7 @@ def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = 
     result.main_guard = facts.main_guard_line
     result.has_transfer_import = facts.has_transfer_import
     result.imports_torch_npu = facts.imports_torch_npu
+    result.agnostic_prelude = AGNOSTIC_PRELUDE.search(text) is not None
     result.frameworks = dict(facts.frameworks)
     result.entry = entry
     name = job.rel.rsplit("/", 1)[-1]
@@ -761,12 +765,44 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             frameworks.setdefault(fw, (rel, line))
     rule = kb.rule("FW001")
     labels = {fw.key: fw for fw in kb.frameworks}
+    agnostic = is_agnostic_port(results)
     for key, (rel, line) in sorted(frameworks.items()):
         fw = labels[key]
+        guidance = fw.guidance_agnostic if agnostic and fw.guidance_agnostic else fw.guidance
         result.findings.append(Finding(
             rule=rule.id, path=rel, line=line, col=0, end_line=line, end_col=0,
-            message=format_message(rule, symbol=fw.label, detail=fw.guidance), severity=rule.severity,
+            message=format_message(rule, symbol=fw.label, detail=guidance), severity=rule.severity,
             confidence="high", symbol=fw.label))
+    if agnostic:
+        result.findings[:] = [_agnostic_wording(f, kb) for f in result.findings]
+
+
+def is_agnostic_port(results: dict[str, FileResult]) -> bool:
+    """A device-agnostic port: some module has the agnostic rewrite's `_accel_type` binding and
+    no file imports transfer_to_npu. Messages that explain what transfer_to_npu would do are then
+    about a mechanism the tree does not use."""
+    values = results.values()
+    return any(r.agnostic_prelude for r in values) and not any(r.has_transfer_import for r in values)
+
+
+def _agnostic_wording(finding: Finding, kb: KnowledgeBase) -> Finding:
+    """`finding` with its rule's agnostic message, keeping any prefix (notebook cell) and suffix
+    (npu branch, partial behaviour) the analyser added around the rule's own words."""
+    rule = kb.rules.get(finding.rule)
+    if rule is None or not rule.message_agnostic:
+        return finding
+    plain = format_message(rule, symbol=finding.symbol)
+    if plain not in finding.message:
+        return finding
+    agnostic = rule.message_agnostic.format_map(_KeepMissing(symbol=finding.symbol))
+    return replace(finding, message=finding.message.replace(plain, agnostic, 1))
+
+
+class _KeepMissing(dict):
+    """Placeholders a message fills later stay as they are."""
+
+    def __missing__(self, key: str) -> str:
+        return "{" + key + "}"
 
 
 def _refs_by_name(results: dict[str, FileResult]) -> dict[str, list[str]]:

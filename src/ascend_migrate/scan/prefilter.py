@@ -28,7 +28,7 @@ from ascend_migrate.knowledge.base import KnowledgeBase
 FACT_TOKENS = ("__main__", "torch_npu")
 # Match kinds whose findings never come from Python source.
 NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index",
-                              "framework-pin", "cli-flag"})
+                              "framework-pin", "cli-flag", "config-value"})
 # Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
 _KIND_TOKENS = {
     "cuda-table": ("cuda",),
@@ -85,6 +85,7 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
                     "decorator", "float64", "guarded-capability", "cuda-version", "module-prefix"):
             tokens += [_rarest_component(n) for n in names]
             tokens += list(rule.match.get("methods", ()))
+            tokens += list(rule.match.get("dict_keys", ()))
             if kind == "module-prefix":
                 tokens += [_rarest_component(n) for n in rule.match.get("keywords", {})]
         elif kind in ("method-call", "attribute"):

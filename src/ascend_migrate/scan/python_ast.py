@@ -50,6 +50,16 @@ STORED_LOCATION_NOTE = (" (a map_location's `loc` is where the checkpoint saved 
 # What is broken on NPU whatever branch it sits in (Rule.npu_branch_effect == "keep") never gets it.
 NPU_HANDLED = (" (already handled: this code branches for npu; further CUDA uses in the branch that"
                " it makes harmless are not listed)")
+# The same for an arm a device-agnostic port keeps for CUDA only (`if device == "cuda":` where the
+# device is the run-time type, "npu" on an NPU host): it never runs there.
+CUDA_ONLY_KEPT = (" (kept for CUDA only: this device-agnostic port never takes this branch on an NPU host;"
+                  " further CUDA uses in it are not listed)")
+# Every suffix that marks a finding as harmless on the NPU (validate and migrate read them).
+OFF_NPU_SUFFIXES = (NPU_HANDLED, CUDA_ONLY_KEPT)
+# The module-level binding the agnostic rewrite adds (fix/rewrite.py's prelude).
+AGNOSTIC_PRELUDE = re.compile(r"(?m)^_accel_type = ")
+# An import statement of transfer_to_npu (`from torch_npu.contrib import transfer_to_npu`, ...).
+TRANSFER_IMPORT = re.compile(r"(?m)^[ \t]*(?:from|import)[ \t]+torch_npu\.contrib\b[^\n]*\btransfer_to_npu\b")
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 
@@ -294,6 +304,11 @@ class PythonAnalyzer(FastVisitor):
         self._npu_nodes: list[ast.AST] = []  # npu-aware branches being visited, outermost first
         self._off_npu_depth = 0  # inside an arm an npu test keeps off the NPU (`else` of `== "npu"`)
         self._npu_reported: set[int] = set()  # branches that already have their one info finding
+        self._cuda_only_nodes: set[int] = set()  # branches an agnostic port keeps for CUDA only
+        self._kept_cuda_tests: set[int] = set()  # their `== "cuda"` tests: deliberate, not DV004
+        # A device-agnostic port (the agnostic prelude, no transfer_to_npu): its device variables
+        # hold the run-time type, so a plain `== "cuda"` test is False on an NPU host on purpose.
+        self._agnostic_module = AGNOSTIC_PRELUDE.search(source) is not None and not TRANSFER_IMPORT.search(source)
         self._version_lines: set[int] = set()  # lines with a torch.version.cuda finding
         self._alias_names: set[str] = set()  # names bound by `x = torch.<...>` (aliases, not imports)
         self._guard_depth = 0  # inside try/except that catches arch-query failures
@@ -440,7 +455,7 @@ class PythonAnalyzer(FastVisitor):
                 return
             self._npu_reported.add(branch)
             sev = "info"
-            message += NPU_HANDLED
+            message += CUDA_ONLY_KEPT if branch in self._cuda_only_nodes else NPU_HANDLED
             fixes = ()
         if fixes and self._in_match_pattern():
             # A `case` pattern matches literal values; it cannot name a run-time value such as
@@ -569,10 +584,45 @@ class PythonAnalyzer(FastVisitor):
         self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
-        self._visit_branch(node, self._mentions_npu_chain(node))
+        aware = self._mentions_npu_chain(node)
+        if not aware and self._visit_cuda_only(node):
+            return
+        self._visit_branch(node, aware)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
-        self._visit_branch(node, self._mentions_npu(node))
+        aware = self._mentions_npu(node)
+        if not aware and self._visit_cuda_only(node):
+            return
+        self._visit_branch(node, aware)
+
+    def _visit_cuda_only(self, node: Union[ast.If, ast.IfExp]) -> bool:
+        """In a device-agnostic port, `if device == "cuda": A else: B` keeps A for CUDA hosts: the
+        device holds the run-time type, so A never runs on an NPU host, and the port does on
+        every host what the original did there. The test is not a finding and nothing in A is
+        broken on NPU (reported as information, like the arm an npu test keeps off the NPU).
+        Returns False when this is not such a branch (visit it as any other)."""
+        if not self._agnostic_module:
+            return False
+        body_is_cuda = _cuda_only_polarity(node.test)
+        if body_is_cuda is None:
+            return False
+        self._kept_cuda_tests.add(id(node.test))
+        self.visit(node.test)
+        body = node.body if isinstance(node.body, list) else [node.body]
+        orelse = node.orelse if isinstance(node.orelse, list) else [node.orelse]
+        for arm, cuda_only in ((body, body_is_cuda), (orelse, not body_is_cuda)):
+            if cuda_only:
+                self._cuda_only_nodes.add(id(node))
+                self._npu_nodes.append(node)
+                self._npu_depth += 1
+                self._off_npu_depth += 1
+            for child in arm:
+                self.visit(child)
+            if cuda_only:
+                self._off_npu_depth -= 1
+                self._npu_depth -= 1
+                self._npu_nodes.pop()
+        return True
 
     def _visit_branch(self, node: Union[ast.If, ast.IfExp], aware: bool) -> None:
         self._npu_depth += aware
@@ -603,6 +653,9 @@ class PythonAnalyzer(FastVisitor):
         items = [*(k for k in node.keys if k is not None), *node.values] if isinstance(node, ast.Dict) else node.elts
         strings = [i for i in items if _is_str(i)]
         table = any(NPU_ENTRY.match(i.value) for i in strings)  # type: ignore[attr-defined]
+        if isinstance(node, ast.Dict):
+            self._check_dict_entries([(k.value, v, k) for k, v in zip(node.keys, node.values)
+                                      if k is not None and _is_str(k)])  # type: ignore[attr-defined]
         if table:
             self._handled.update(id(i) for i in strings)
         self._npu_table_depth += table
@@ -730,6 +783,9 @@ class PythonAnalyzer(FastVisitor):
             self._check_call(node, qual)
         if isinstance(func, ast.Attribute) and qual is None:
             self._check_method_call(node, func)
+            self._check_method_keywords(node, func)
+        if isinstance(func, ast.Name) and func.id == "dict" and self.lookup("dict") is None:
+            self._check_dict_entries([(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg])
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
             self._check_dynamic(node)
         if is_message:
@@ -818,6 +874,8 @@ class PythonAnalyzer(FastVisitor):
                 pass  # isinstance(model, DataParallel) only asks; it creates nothing
             elif rule.match.get("builds") and not self._builds_cuda(node, rule.match["builds"].get(qual)):
                 pass  # a C++-only extension build works on any host
+            elif rule.match.get("unless_args") and self._first_arg_in(node, rule.match["unless_args"]):
+                pass  # the call turns the GPU setting off (`set_jit(False)`, a float32 policy)
             elif rule.match.get("arg_pattern"):
                 self._report_if_arg_matches(rule, node, qual)
             elif rule.match.get("drop_statement"):
@@ -859,7 +917,7 @@ class PythonAnalyzer(FastVisitor):
         if not (isinstance(call, ast.Call) and call.func is node):
             return
         arg = call.args[0] if call.args else next(
-            (k.value for k in call.keywords if k.arg in ("device_type", "device_name")), None)
+            (k.value for k in call.keywords if k.arg in ("device_type", "device_name", "device")), None)
         if arg is None:
             return
         if isinstance(arg, ast.Constant):
@@ -1076,8 +1134,7 @@ class PythonAnalyzer(FastVisitor):
     def _check_keywords(self, rule: Rule, node: ast.Call, qual: str) -> None:
         wanted = rule.match["keywords"]
         allowed = rule.match.get("unless_values", ())
-        bad = [kw for kw in node.keywords if kw.arg in wanted
-               and not (allowed and _is_str(kw.value) and kw.value.value in allowed)]  # type: ignore[attr-defined]
+        bad = [kw for kw in node.keywords if kw.arg in wanted and not _literal_in(kw.value, allowed)]
         if not bad:
             return
         ordered = [kw.arg for kw in node.keywords if kw.arg in wanted]
@@ -1088,6 +1145,47 @@ class PythonAnalyzer(FastVisitor):
                 edit = Edit(self.start(kw), self.start(kw.value), "")
                 fixes = [self._fix(style, rule, [edit], f"pass `{kw.arg}` positionally") for style in ("transfer", "agnostic")]
             self.report(rule, kw, qual, fixes=fixes, keyword=kw.arg or "")
+
+    def _first_arg_in(self, node: ast.AST, values: Iterable[object]) -> bool:
+        """Is the first argument of the call around `node` one of the literal `values`?"""
+        call = self.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return False
+        arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
+        return _literal_in(arg, values)
+
+    def _imports_module(self, top: str) -> bool:
+        """Does this module import `top` (or a submodule of it) anywhere?
+
+        Method and dict-entry keywords (`model.compile(jit_compile=True)`, `{"GPU": 1}`) are only
+        meaningful for one library; a rule names the libraries whose import makes them so."""
+        cache = self.__dict__.setdefault("_imports_cache", {})
+        if top not in cache:
+            cache[top] = re.search(r"(?m)^[ \t]*(?:import|from)[ \t]+" + re.escape(top) + r"\b", self._source_text) is not None
+        return cache[top]
+
+    def _keyword_rules_here(self) -> list[Rule]:
+        return [rule for rule in self.kb.rules_of_kind("keyword")
+                if any(self._imports_module(m) for m in rule.match.get("in_modules_importing", ()))]
+
+    def _check_method_keywords(self, node: ast.Call, func: ast.Attribute) -> None:
+        """Keyword rules on methods of objects the scan cannot name (`model.compile(...)`,
+        `Actor.options(num_gpus=1)`), in modules that import the rule's library."""
+        for rule in self._keyword_rules_here():
+            if func.attr in rule.match.get("methods", ()):
+                self._check_keywords(rule, node, f".{func.attr}")
+
+    def _check_dict_entries(self, entries: list[tuple[str, ast.AST, ast.AST]]) -> None:
+        """Keyword rules whose settings also travel in dicts (`{"quantization": "awq"}`,
+        `dict(num_gpus=1)`, a Ray bundle `{"GPU": 1}`): a literal value is needed, since a dict
+        entry is read only for what it says, not for how a call uses it."""
+        for rule in self._keyword_rules_here():
+            keys = rule.match.get("dict_keys", ())
+            allowed = rule.match.get("unless_values", ())
+            for key, value, node in entries:
+                if key in keys and isinstance(value, ast.Constant) and value.value is not None \
+                        and not _literal_in(value, allowed):
+                    self.report(rule, node, f'{{"{key}": ...}}', keyword=key)
 
     def _check_first_arg_device(self, rule: Rule, node: ast.Call, qual: str) -> None:
         arg = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "device"), None)
@@ -1306,6 +1404,11 @@ class PythonAnalyzer(FastVisitor):
                 and isinstance(node.comparators[0], (ast.Tuple, ast.List, ast.Set)):
             if self._check_device_membership(node, node.comparators[0]):
                 return
+        if id(node) in self._kept_cuda_tests:  # an agnostic port's deliberate CUDA-only test
+            for part in (node.left, *node.comparators):
+                if not _is_str(part):
+                    self.visit(part)
+            return
         if len(node.ops) == 1 and self._check_device_compare(node):
             for part in (node.left, *node.comparators):
                 if not _is_str(part):
@@ -1664,8 +1767,33 @@ def _npu_polarity(test: ast.AST) -> Optional[bool]:
     return None
 
 
+def _cuda_only_polarity(test: ast.AST) -> Optional[bool]:
+    """True for `x == "cuda"` (the body is the CUDA arm), False for `x != "cuda"` (the else is),
+    None for any other test."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+        return None
+    left, right = test.left, test.comparators[0]
+    if not any(_is_str(side) and CUDA_DEVICE.match(side.value) for side in (left, right)):  # type: ignore[attr-defined]
+        return None
+    if isinstance(test.ops[0], (ast.Eq, ast.Is)):
+        return True
+    if isinstance(test.ops[0], (ast.NotEq, ast.IsNot)):
+        return False
+    return None
+
+
 def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
+
+
+def _literal_in(node: Optional[ast.AST], values: Iterable[object]) -> bool:
+    """Is `node` a literal equal to one of `values` (same type: `False` is not `0`)?
+
+    Rules list the literal values that turn a setting off or name what the NPU runs
+    (`jit_compile=False`, `set_jit(False)`, `num_gpus=0`, `quantization="ascend"`)."""
+    if not isinstance(node, ast.Constant):
+        return False
+    return any(type(v) is type(node.value) and v == node.value for v in values)
 
 
 def _catches(node: ast.Try, names: set[str]) -> bool:

@@ -367,11 +367,14 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
         code = line[: _comment_start(line, kind)]
         if not code.strip():
             continue
+        echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
         for rule_id, pattern, replacement in _CONFIG_PATTERNS:
             rule = kb.rule(rule_id)
             for m in pattern.finditer(code):
                 g = 1 if m.groups() else 0
                 start, end = m.start(g), m.end(g)
+                if echoed and _in_echoed_text(code, start):
+                    continue  # a message printed for the user, not a setting
                 matched = m.group(g)
                 if rule_id == "DS001" and code[max(0, start - 5):start].upper().endswith("NCCL_"):
                     continue
@@ -391,8 +394,12 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                     message=format_message(rule, symbol=matched), severity=rule.severity,
                     confidence="low", snippet=line.strip()[:200], symbol=matched, fixes=fixes))
         findings.extend(_config_env_and_tools(kb, path, lineno, line, code))
+        if kind != "sh":
+            findings.extend(_config_values(kb, path, lineno, line, code))
         rule = kb.rule("DS002")
         for m in _NCCL_ENV.finditer(code):
+            if echoed and _in_echoed_text(code, m.start()):
+                continue
             findings.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
                 message=format_message(rule, symbol=m.group(0)), severity=rule.severity,
@@ -428,7 +435,11 @@ def _tool_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, str,
     return _line_patterns(kb)[1]
 
 
-_ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf)\s")
+# Commands whose quoted arguments are messages: echo/printf, logger, and the logging helpers
+# launch scripts define for themselves (`log "using nccl"`, `log_info ...`, `warn ...`, `die ...`).
+_ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf|logger|log|log_\w+|\w+_log|info|warn|warning|die)\s")
+# `echo "export CUDA_VISIBLE_DEVICES=0" >> env.sh` writes a setting into a file: that text counts.
+_WRITES_FILE = re.compile(r"""["']\s*(?:>>?|\|\s*tee\b)\s*(?!&|/dev/)""")
 
 
 def _in_echoed_text(code: str, index: int) -> bool:
@@ -445,6 +456,39 @@ def _in_echoed_text(code: str, index: int) -> bool:
             inside = quoted[quoted.rfind(quote) + 1:]
             return "$(" not in inside and "`" not in inside  # "$(nvidia-smi -L)" runs the tool
     return False
+
+
+_CONFIG_VALUE_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
+
+
+def _config_value_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
+    """One regex per (config-value rule, key): the key, then a value the rule's pattern accepts,
+    quoted or not, as a YAML `key: value` or JSON `"key": value` entry."""
+    held = _CONFIG_VALUE_PATTERNS.get(id(kb))
+    if held is None or held[0] is not kb:
+        patterns = []
+        for rule in kb.rules_of_kind("config-value"):
+            for key, spec in rule.match["keys"].items():
+                regex = re.compile(r"""(?:^|[{,\s])["']?(""" + re.escape(key) + r""")["']?\s*:\s*["']?(""" + spec["values"]
+                                   + r""")["']?\s*(?:[,}]|$)""")
+                patterns.append((regex, spec["note"], rule))
+        held = _CONFIG_VALUE_PATTERNS[id(kb)] = (kb, patterns)
+    return held[1]
+
+
+def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
+    """config-value rules: settings of a known config kind whose value chooses a GPU-only path
+    (`distribution_strategy: mirrored`, `mixed_precision_dtype: float16`); other values of the
+    same key (`tpu`, `bfloat16`, `float32`) are not findings."""
+    out: list[Finding] = []
+    for regex, note, rule in _config_value_patterns(kb):
+        for m in regex.finditer(code):
+            symbol = f"{m.group(1)}: {m.group(2)}"
+            out.append(Finding(
+                rule=rule.id, path=path, line=lineno, col=m.start(1), end_line=lineno, end_col=m.end(2),  # type: ignore[attr-defined]
+                message=format_message(rule, symbol=symbol, detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
+                confidence="medium", snippet=line.strip()[:200], symbol=symbol))
+    return out
 
 
 _CLI_FLAG_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
@@ -464,8 +508,11 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
     NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules) in one config
     or script line."""
     out: list[Finding] = []
+    echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
     for regex, note, rule in _cli_flag_patterns(kb):
         for m in regex.finditer(code):
+            if echoed and _in_echoed_text(code, m.start()):
+                continue  # `echo "add --quantization awq"` is advice printed, not an option used
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=m.group(0), detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
@@ -475,6 +522,8 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
         return out
     for regex, name, spec, rule in env:
         for m in regex.finditer(code):
+            if echoed and _in_echoed_text(code, m.start()):
+                continue
             fixes: tuple[Fix, ...] = ()
             if spec.get("replace"):
                 edit = Edit(Position(lineno, m.start()), Position(lineno, m.end()), spec["replace"])

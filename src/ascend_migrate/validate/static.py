@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
-from ascend_migrate.scan.python_ast import NPU_HANDLED
+from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES
 from ascend_migrate.validate.checklist import ChecklistItem
 from ascend_migrate.validate.project import (
     Project,
@@ -219,7 +219,7 @@ def check_amp(ctx: StaticContext) -> CheckResult:
 def _kept_off_npu(finding) -> bool:
     """The scanner found this where the code's own npu branch keeps it from running on the NPU
     (the `else` of `device == "npu"`): reported as information, harmless on Ascend."""
-    return finding.severity == "info" and finding.message.endswith(NPU_HANDLED)
+    return finding.severity == "info" and finding.message.endswith(OFF_NPU_SUFFIXES)
 
 
 @check("dataparallel")

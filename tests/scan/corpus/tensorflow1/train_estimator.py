@@ -12,7 +12,7 @@ def session_config(local_rank):
     config = tf.ConfigProto(allow_soft_placement=True)  # expect: TF005
     config.gpu_options.allow_growth = True  # expect: TF006
     config.gpu_options.visible_device_list = str(local_rank)  # expect: TF006
-    config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1  # expect: none
+    config.graph_options.optimizer_options.global_jit_level = tf.OptimizerOptions.ON_1  # expect: TF013
     return config
 
 

@@ -2,8 +2,8 @@
 import os
 
 import torch
-from vllm import LLM, SamplingParams  # expect: PK002
-from vllm.engine.arg_utils import AsyncEngineArgs  # expect: PK002
+from vllm import LLM, SamplingParams  # expect: none
+from vllm.engine.arg_utils import AsyncEngineArgs  # expect: none
 
 os.environ["VLLM_ATTENTION_BACKEND"] = "FLASHINFER"  # expect: VL005
 os.environ.setdefault("VLLM_USE_V1", "1")  # expect: VL005
