@@ -261,3 +261,53 @@ def test_a_notebook_device_string_is_code_not_a_launch_config(tmp_path):
     notebook = finding("DV001", "demo.ipynb", 3)
     assert decide("launch-configs", tmp_path, [notebook]).status == "pass"
     assert decide("launch-configs", tmp_path, [notebook, finding("DV006", "run.sh", 1)]).status == "fail"
+
+
+def test_dataparallel_kept_for_cuda_only_in_an_agnostic_port(tmp_path):
+    """An agnostic port whose author keeps DataParallel for CUDA hosts under a plain
+    `device == "cuda"` test (the device being the run-time type, "npu" on an NPU host) does on
+    every host what the original did there: the scan reports the branch as information, validate
+    accepts it and a second migrate leaves it alone. The same hand edit in a transfer port, where
+    the device string still says "cuda" on the NPU, stays an error."""
+    from ascend_migrate.fix.api import migrate
+    from ascend_migrate.scan.api import scan
+    from ascend_migrate.scan.python_ast import CUDA_ONLY_KEPT
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    original = write_tree(tmp_path / "original", {"train.py": """
+        import torch
+        import torch.nn as nn
+
+        def build(net):
+            device = "cuda" if torch.cuda.is_available() else "cpu"
+            net = net.to(device)
+            if device == "cuda":
+                net = nn.DataParallel(net)
+            return net
+
+        if __name__ == "__main__":
+            build(nn.Linear(2, 2))
+    """})
+
+    def port(style: str, kept: str) -> tuple:
+        out = tmp_path / style
+        migrate(original, style=style, output=out)
+        path = out / "train.py"
+        text = path.read_text(encoding="utf-8")
+        rewritten = next(line for line in text.splitlines() if "DataParallel" not in line and "if device" in line)
+        path.write_text(text.replace(rewritten, kept), encoding="utf-8")  # the author's manual fix
+        result = scan(out, use_cache=False)
+        ctx = StaticContext(scan=result, project=load_project(out), thresholds=load_thresholds())
+        return out, result, {i: run_static(ITEMS[i], ctx).status for i in ("no-dataparallel", "device-type-checks")}
+
+    out, result, verdicts = port("agnostic", '    if device == "cuda":')
+    dp = [f for f in result.findings if f.rule == "DS003"]
+    assert [(f.severity, f.message.endswith(CUDA_ONLY_KEPT)) for f in dp] == [("info", True)]
+    assert not [f for f in result.findings if f.rule == "DV004"]
+    assert verdicts == {"no-dataparallel": "pass", "device-type-checks": "pass"}
+    again = migrate(out, style="agnostic")
+    assert [f.path for f in again.files if f.new is not None] == [] and again.manual == []
+
+    _, result, verdicts = port("transfer", '    if device == "cuda":')
+    assert [f.severity for f in result.findings if f.rule == "DS003"] == ["error"]
+    assert verdicts["no-dataparallel"] == "fail"
