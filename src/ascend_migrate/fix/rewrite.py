@@ -14,7 +14,7 @@ from typing import Iterable, Optional
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
-from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES
+from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES, imported_module
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")
@@ -277,6 +277,11 @@ def _torch_binding(tree: ast.Module) -> Optional[str]:
     nested in module-level try/if blocks count; imports inside functions do not)."""
     found = None
     for node in _import_time_nodes(tree.body):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and imported_module(node.value) == "torch":  # torch = pytest.importorskip("torch")
+            if node.targets[0].id == "torch":
+                return "torch"
+            found = found or node.targets[0].id
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname is None and (alias.name == "torch" or alias.name.startswith("torch.")):

@@ -99,6 +99,34 @@ def _import_bindings(node: Union[ast.Import, ast.ImportFrom]) -> Iterable[tuple[
             yield alias.asname or alias.name, f"{node.module}.{alias.name}"
 
 
+_IMPORTING_CALLS = {("pytest", "importorskip"), ("importlib", "import_module")}
+
+
+def imported_module(value: ast.AST) -> Optional[str]:
+    """The module that `value` imports and returns when it is a call that works like an import
+    statement: `pytest.importorskip("torch")` (test modules that skip without torch) or
+    `importlib.import_module("torch.cuda")`, also called by their bare names. The name it is
+    assigned to is then that module, exactly as after `import torch as name`; without this the
+    CUDA calls made through it go unseen, and they surface only once a rewrite has added a
+    plain `import torch` (a second pass would then change the file again)."""
+    if not isinstance(value, ast.Call) or not value.args:
+        return None
+    func = value.func
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name):
+        known = (func.value.id, func.attr) in _IMPORTING_CALLS
+    elif isinstance(func, ast.Name):
+        known = any(func.id == attr for _, attr in _IMPORTING_CALLS)
+    else:
+        known = False
+    first = value.args[0]
+    if not known or not isinstance(first, ast.Constant) or not isinstance(first.value, str):
+        return None
+    module = first.value
+    if not module or module.startswith(".") or not all(part.isidentifier() for part in module.split(".")):
+        return None
+    return module
+
+
 def _target_names(target: ast.AST) -> Iterable[str]:
     if isinstance(target, ast.Name):
         yield target.id
@@ -389,6 +417,10 @@ class PythonAnalyzer(FastVisitor):
         # Simple aliases (`tc = torch.cuda`) are resolved after the scope exists, in order.
         for name, value in collector.aliases:
             if name in collector.imports:
+                continue
+            module = imported_module(value)
+            if module is not None and (module.split(".")[0] == "torch" or module.split(".")[0] in self._package_by_import):
+                self.scopes[-1].names[name] = module  # bound as by an import statement
                 continue
             qual = self.qualname(value)
             if qual is not None and (qual.startswith("torch") or qual.split(".")[0] in self._package_by_import):
