@@ -244,7 +244,7 @@ def module_facts(tree: ast.Module, text: str = "", notebook: bool = False) -> En
         for node in _expressions(stmt):
             if isinstance(node, ast.Call):
                 name = _call_name(node)
-                if name in ("parse_args", "parse_known_args", "parse_args_into_dataclasses"):
+                if _parses_arguments(name):
                     note("parses command-line arguments at module level", node.lineno)
                 target = _exec_target(node)
                 if target is not None:
@@ -270,11 +270,18 @@ _CLI_RUNNERS = {"typer", "app"}  # typer.run(main), absl's app.run(main)
 _CLI_DECORATORS = {"command", "group", "main"}  # click.command / click.group, hydra.main
 
 
+def _parses_arguments(name: str) -> bool:
+    """argparse's parse_args / parse_known_args and the parser subclasses' extensions of them
+    (`parse_args_into_dataclasses`, `parse_args_and_config`, `parse_known_args_with_yaml`, ...):
+    an argparse subclass names its command-line reading after the method it extends."""
+    return name.startswith(("parse_args", "parse_known_args"))
+
+
 def _reads_command_line(call: ast.Call) -> bool:
     name = _call_name(call)
-    if name in ("parse_args", "parse_known_args") and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
+    if _parses_arguments(name) and call.args and isinstance(call.args[0], (ast.List, ast.Tuple)):
         return False  # parses a fixed list, as demos and tests do
-    if name in _CLI_CALLS:
+    if name in _CLI_CALLS or _parses_arguments(name):
         return True
     receiver = call.func.value if isinstance(call.func, ast.Attribute) else None
     return (isinstance(receiver, ast.Name)

@@ -1,0 +1,1 @@
+from tunekit.options import OptionParser
