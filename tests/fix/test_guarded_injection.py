@@ -265,3 +265,36 @@ def test_a_validation_module_inside_the_package_is_a_program_not_a_library(tmp_p
     assert "pkg/validation.py import it and get none of their own" in got["pkg/train.py"]["reason"]
     got = _entries(tmp_path / "b", {**files, "pkg/__init__.py": "from pkg.train import train\n"})
     assert got["pkg/train.py"]["guarded"] is True
+
+
+CONSOLE_FIXTURE = Path(__file__).parents[1] / "scan" / "entry_fixtures" / "console_module_imported_by_package_init"
+
+
+def test_a_console_script_module_the_package_imports_gets_the_imports_in_its_command_function(tmp_path):
+    """`import speechkit` imports the module behind the `speechkit` command: module-level imports
+    there would load torch_npu for every user of the library. They go into the function the
+    command calls instead, so the command loads transfer_to_npu first and the import loads none."""
+    out = tmp_path / "out"
+    res = CliRunner().invoke(cli, ["migrate", str(CONSOLE_FIXTURE), "--output", str(out), "-q"])
+    assert res.exit_code == 0, res.output
+    module = ast.parse((out / "speechkit" / "transcribe.py").read_text())
+    command = next(s for s in module.body if isinstance(s, ast.FunctionDef) and s.name == "command")
+    assert len(_transfer_imports(module)) == 1 and len(_transfer_imports(command)) == 1
+    assert [type(s).__name__ for s in command.body[1:3]] == ["Import", "ImportFrom"]  # after the docstring
+    stubs = tmp_path / "stubs"
+    _write(stubs, {**STUBS, "torch/__init__.py": "class cuda:\n    is_available = staticmethod(lambda: False)\n"
+                                                 "def as_tensor(x, device=None):\n    return x\n"})
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(stubs), str(out)])}
+    probe = "import sys, speechkit; print('torch_npu' in sys.modules)"
+    res = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, cwd=out, timeout=60)
+    assert res.stdout.split() == ["False"], res.stderr
+    # what the generated `speechkit` wrapper does: import the module, call the function
+    wrapper = ("import sys\nfrom speechkit.transcribe import command\nsys.argv = ['speechkit']\n"
+               "try:\n    command()\nexcept Exception:\n    pass\n"
+               "print('torch_npu.contrib.transfer_to_npu' in sys.modules)")
+    res = subprocess.run([sys.executable, "-c", wrapper], env=env, capture_output=True, text=True, cwd=out, timeout=60)
+    assert res.stdout.split()[-1] == "True", res.stderr
+    again = tmp_path / "again"
+    res = CliRunner().invoke(cli, ["migrate", str(out), "-q", "--changes", str(again)])
+    assert res.exit_code == 0, res.output
+    assert json.loads((tmp_path / "again.json").read_text())["changes"] == []

@@ -294,4 +294,4 @@ def test_build_and_install_scripts_are_not_rewritten_as_launch_scripts(tmp_path)
 def test_console_scripts_in_every_spelling(text):
     from ascend_migrate.scan.engine import _console_scripts
 
-    assert _console_scripts(text) == ["talker.cli"]
+    assert _console_scripts(text) == ["talker.cli:main"]

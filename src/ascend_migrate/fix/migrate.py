@@ -132,6 +132,7 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     base = root if root.is_dir() else root.parent
     entry_points = {e.path for e in scan_result.entry_points}
     guarded_entries = {e.path for e in scan_result.entry_points if e.guarded}
+    entry_functions = {e.path: e.inject_function for e in scan_result.entry_points if e.inject_function}
     init_targets = _package_inits(base) if inject_init else set()
     result.notes.extend(f"{n.path}: {n.reason}" for n in scan_result.notes)
     build_configs = set(scan_result.build_configs)  # the scan's decision, so both agree on every file
@@ -142,7 +143,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         by_path.setdefault(f.path, []).append(f)
     tasks = [_FileTask(rel, str(base / rel if root.is_dir() else root), rel in build_configs,
                        rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())),
-                       guard_inject=rel in guarded_entries and rel not in init_targets)
+                       guard_inject=rel in guarded_entries and rel not in init_targets,
+                       inject_function="" if rel in init_targets else entry_functions.get(rel, ""))
              for rel in paths]
     if progress:
         progress("rewriting", 0, len(paths))
@@ -163,6 +165,7 @@ class _FileTask:
     inject: bool  # an entry point (or a package __init__ with --inject-init)
     findings: tuple = ()  # the scan's findings in this file
     guard_inject: bool = False  # EntryPoint.guarded: inject only when run as a program
+    inject_function: str = ""  # EntryPoint.inject_function: inject into this function's body
 
 
 _PARALLEL_MIN = 64  # below this many files a process pool costs more than it saves
@@ -222,7 +225,8 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
         return None, notes
     outcome = FileOutcome(rel, data)
     file_opts = Options(style=opts.style, min_torch=opts.min_torch, annotate=opts.annotate,
-                        safe_only=opts.safe_only, inject=task.inject, guard_inject=task.guard_inject)
+                        safe_only=opts.safe_only, inject=task.inject, guard_inject=task.guard_inject,
+                        inject_function=task.inject_function)
     if job.kind == "python":
         text, problem = _decode(data)
         if text is None or problem:

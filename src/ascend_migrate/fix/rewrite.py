@@ -70,6 +70,9 @@ class Options:
     # The entry point is also imported (see EntryPoint.guarded): its imports go under a `__name__`
     # test, so they run when it is started as a program (and in its spawned workers), not on import.
     guard_inject: bool = False
+    # A console script's module that a library imports (EntryPoint.inject_function): the imports
+    # go first into this module-level function, the one the command calls.
+    inject_function: str = ""
 
 
 def version_tuple(v: str) -> tuple[int, ...]:
@@ -433,6 +436,27 @@ def _has_transfer_imports(tree: ast.Module) -> tuple[bool, bool]:
     return has_npu, has_transfer
 
 
+def _function_named(tree: ast.Module, name: str) -> Optional[ast.FunctionDef]:
+    """The module-level (non-async) function `name` whose body starts on a line of its own."""
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name and node.body[0].lineno > node.lineno:
+            return node
+    return None
+
+
+def _body_start(function: ast.FunctionDef, lines: list[str]) -> tuple[Position, str]:
+    """Where statements go first in `function` (after its docstring), and their indentation."""
+    body = function.body
+    indent = re.match(r"[ \t]*", lines[body[0].lineno - 1]).group(0)  # type: ignore[union-attr]
+    first = body[0]
+    if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+        if len(body) == 1:
+            return _line_start(first.end_lineno + 1), indent  # type: ignore[operator]
+        first = body[1]
+    decorators = getattr(first, "decorator_list", ())
+    return _line_start(min([first.lineno, *(d.lineno for d in decorators)])), indent
+
+
 def _imports_top(tree: ast.Module, package: str) -> bool:
     for node in ast.walk(tree):
         if isinstance(node, ast.Import) and any(a.name.split(".")[0] == package for a in node.names):
@@ -595,7 +619,13 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         if not has_transfer:
             pos = _insert_at_statement(tree, lines, _prologue_end(tree))
             imports = ([] if has_npu else [TRANSFER_IMPORTS[0]]) + [TRANSFER_IMPORTS[1]]
-            if opts.guard_inject:
+            function = _function_named(tree, opts.inject_function) if opts.inject_function else None
+            if function is not None:
+                pos, indent = _body_start(function, lines)
+                imports = [indent + line for line in imports]
+                what = (f"import torch_npu and transfer_to_npu first in {function.name}(), which the console "
+                        f"script calls (importing the module loads neither)")
+            elif opts.guard_inject:
                 imports = [RUN_AS_PROGRAM] + ["    " + line for line in imports]
                 what = "import torch_npu and transfer_to_npu when run as a program (importing it loads neither)"
             else:

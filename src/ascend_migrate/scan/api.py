@@ -23,6 +23,9 @@ class EntryPoint:
     # or it is a module of an installable package: the migrator puts its imports under a
     # `__name__` test, so importing it needs no torch_npu.
     guarded: bool = False
+    # A console script's module that a library module imports: the imports go into this function
+    # (the one the command calls) instead of under a `__name__` test.
+    inject_function: str = ""
 
 
 @dataclass(frozen=True)

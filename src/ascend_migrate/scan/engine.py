@@ -433,28 +433,29 @@ def _apply_suppressions(result: FileResult, text: str) -> None:
     result.findings = kept
 
 
-_SCRIPT_SPEC = re.compile(r"""["']?(?<![\w.-])[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*[A-Za-z_][\w.]*""")
+_SCRIPT_SPEC = re.compile(r"""["']?(?<![\w.-])[\w.-]+["']?\s*=\s*["']?([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)""")
 
 
 # `scripts.NAME = "pkg.mod:func"` (a dotted key in [project], or `project.scripts.NAME` at the
 # top level) and `scripts = { NAME = "..." }`
 _SCRIPTS_KEY = r"""^\s*(?:project\s*\.\s*)?(?:gui-)?scripts\s*"""
-_DOTTED_SCRIPT = re.compile(_SCRIPTS_KEY + r"""\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:""")
+_DOTTED_SCRIPT = re.compile(_SCRIPTS_KEY + r"""\.\s*["']?[\w.-]+["']?\s*=\s*["']([A-Za-z_][\w.]*)\s*:\s*([A-Za-z_][\w.]*)""")
 _INLINE_SCRIPTS = re.compile(_SCRIPTS_KEY + r"""=\s*\{([^}]*)\}""")
 
 
 def _console_scripts(text: str) -> list[str]:
-    """Module names behind console_scripts / [project.scripts] / poetry scripts entries."""
+    """`module:function` behind each console_scripts / [project.scripts] / poetry scripts entry
+    (the function is what the generated command calls after importing the module)."""
     modules = []
     in_section = False
     for line in text.splitlines():
         dotted = _DOTTED_SCRIPT.match(line)
         if dotted:
-            modules.append(dotted.group(1))
+            modules.append(f"{dotted.group(1)}:{dotted.group(2)}")
             continue
         inline = _INLINE_SCRIPTS.match(line)
         if inline:
-            modules.extend(m.group(1) for m in _SCRIPT_SPEC.finditer(inline.group(1)))
+            modules.extend(f"{m.group(1)}:{m.group(2)}" for m in _SCRIPT_SPEC.finditer(inline.group(1)))
             continue
         header = re.search(r"console_scripts|\[project\.scripts\]|\[tool\.poetry\.scripts\]|\[project\.gui-scripts\]"
                            r"|\[tool\.flit\.scripts\]", line)
@@ -465,12 +466,13 @@ def _console_scripts(text: str) -> list[str]:
             in_section = False
         if in_section:
             for m in _SCRIPT_SPEC.finditer(line):
-                modules.append(m.group(1))
+                modules.append(f"{m.group(1)}:{m.group(2)}")
     return modules
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 5  # 5: JSON (cache_codec) instead of a pickle, which would run code on load
+CACHE_FORMAT = 6  # 5: JSON (cache_codec) instead of a pickle, which would run code on load; 6: console
+# scripts as `module:function`, entry decisions with the function that gets the imports
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
@@ -875,7 +877,7 @@ def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Pa
         res = results.get(d.path)
         point = EntryPoint(d.path, d.line, d.kind, d.has_transfer_import or bool(res and res.has_transfer_import),
                            d.imports_torch_npu or bool(res and res.imports_torch_npu), d.reason, d.selected,
-                           d.guarded)
+                           d.guarded, d.inject_function)
         (result.entry_points if d.selected else result.rejected_entry_points).append(point)
 
 

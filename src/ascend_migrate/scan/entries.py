@@ -480,6 +480,9 @@ class Decision:
     # selected, but other files of the tree import it too (or it is a module of an installable
     # package): the transfer imports go under a `__name__` test
     guarded: bool = False
+    # a console script's module that a library module imports: the imports go into this function
+    # (the one the command calls), so importing the library loads no torch_npu (guarded is True)
+    inject_function: str = ""
 
 
 @dataclass
@@ -488,7 +491,7 @@ class FileView:
 
     facts: Optional[EntryFacts] = None
     launches: Sequence[tuple] = ()
-    console_scripts: Sequence[str] = ()
+    console_scripts: Sequence[str] = ()  # `module:function` of each console script it declares
 
 
 class _Tree:
@@ -743,12 +746,15 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
             if resolved and resolved != rel:
                 launched.setdefault(resolved, []).append(f"{rel}:{line}" if line else rel)
     console: dict[str, list[str]] = {}
+    console_functions: dict[str, set[str]] = {}
     for rel, view in sorted(files.items()):
-        for module in view.console_scripts:
+        for spec in view.console_scripts:
+            module, _, function = spec.partition(":")
             for root in ("", "src"):
                 found = g.tree.module(root, module)
                 if found and found[-1].endswith(".py"):
                     console.setdefault(found[-1], []).append(rel)
+                    console_functions.setdefault(found[-1], set()).add(function)
                     break
 
     forced = {_norm(p) for p in entry}
@@ -841,8 +847,34 @@ def decide(files: Mapping[str, FileView], entry: Iterable[str] = (), no_entry: I
         add(True, because + (f" ({'; '.join(also)})" if also else ""),
             guarded=bool(users or runners or package) and guardable)
     _settle_guards(decisions, g)
+    _defer_console_modules(decisions, g, console_functions)
     decisions.sort(key=lambda d: (not d.selected, d.path))
     return decisions
+
+
+def _defer_console_modules(decisions: list[Decision], g: _Graph, functions: Mapping[str, set[str]]) -> None:
+    """A console script's module gets its imports unconditionally (the command's generated wrapper
+    imports it, so its `__name__` is never "__main__"), unless a library module of the tree
+    imports it too (`whisper/__init__.py` importing the module behind the `whisper` command): then
+    every `import pkg` would load torch_npu. There the imports go into the function the console
+    script calls, the first thing the command runs. Only for a plain function name that every
+    console script naming the module agrees on; otherwise the imports stay unconditional."""
+    entries = {d.path for d in decisions if d.selected}
+    for d in decisions:
+        names = functions.get(d.path)
+        if not d.selected or not names or len(names) != 1:
+            continue
+        function = next(iter(names))
+        if not function.isidentifier():
+            continue
+        importers = g.imported_by.get(d.path, set()) | g.executed_by.get(d.path, set())
+        libraries = {i for i in importers
+                     if (i not in entries or posixpath.basename(i) == "__init__.py") and not _runs_as_program(i, g)}
+        if libraries:
+            d.guarded = True
+            d.inject_function = function
+            d.reason += (f"; imports go into {function}() (what the command calls): library module(s) "
+                         f"{_names(libraries)} import it")
 
 
 def _settle_guards(decisions: list[Decision], g: _Graph) -> None:
