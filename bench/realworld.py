@@ -612,8 +612,9 @@ def torch_users(trees: dict[str, Optional[ast.Module]], graph: dict[str, set[str
 
 def has_injection(data: bytes, rel: str) -> str:
     """'plain' when the file imports transfer_to_npu on import, 'guarded' when every such import
-    sits under a module-level `if` that tests `__name__` (it runs only when started as a program),
-    '' when it has none."""
+    sits under a module-level `if` that tests `__name__` (it runs only when started as a program)
+    or inside a module-level function (a console script's function: it runs when the command
+    calls it), '' when it has none."""
     if rel.endswith(".ipynb"):
         cells = notebook_cells(data) or []
         return "plain" if any(INJECT_MODULE in c or "transfer_to_npu" in c for c in cells) else ""
@@ -637,7 +638,10 @@ def has_injection(data: bytes, rel: str) -> str:
             break
     if not found:
         return ""
-    guarded = [n for s in tree.body if isinstance(s, ast.If) and tests_name(s.test)
+    # under a `__name__` test, or inside a module-level function (a console script's command
+    # function): neither runs when the module is imported
+    guarded = [n for s in tree.body
+               if (isinstance(s, ast.If) and tests_name(s.test)) or isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef))
                for n in ast.walk(s) if is_transfer(n)]
     every = [n for n in ast.walk(tree) if is_transfer(n)]
     return "guarded" if len(guarded) == len(every) else "plain"
@@ -962,6 +966,14 @@ RECIPES: dict[str, dict] = {
         "setup": _word_corpus, "steps": 5, "standin": {"add": ["--accel"]},
         "args": ["--data=./data/synthetic", "--epochs=1", "--emsize=16", "--nhid=16", "--nlayers=1", "--bptt=8", "--batch_size=4",
                  "--save={tmp}/model.pt", "--log-interval=1"]},
+    "makemore-names": {
+        "repo": "makemore", "cwd": ".", "script": "makemore.py", "pythonpath": [], "setup": None, "steps": 5,
+        "standin": {"replace": {"--device=cpu": "--device=cuda"}},
+        # the tree's own names.txt; a 2-layer, 16-wide transformer; no loader workers (its sampler
+        # draws from the seeded generator); needs tensorboard (SummaryWriter in the work dir)
+        "args": ["--input-file=names.txt", "--work-dir={tmp}/out", "--num-workers=0", "--max-steps=10",
+                 "--device=cpu", "--n-layer=2", "--n-head=2", "--n-embd=16", "--n-embd2=16",
+                 "--batch-size=8", "--seed=3407"]},
     "examples-mnist": {
         "repo": "examples", "cwd": "mnist", "script": "mnist/main.py", "pythonpath": ["_synthetic_site"],
         "setup": _mnist_shim, "steps": 4, "standin": {},  # uses the accelerator unless --no-accel
