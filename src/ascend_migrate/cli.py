@@ -102,7 +102,7 @@ def cli() -> None:
       ascend-migrate check --device npu:0     is this NPU host ready?
       ascend-migrate scan PATH                what in PATH will break on Ascend?
       ascend-migrate migrate PATH             rewrite it (dry run; --write to apply)
-      ascend-migrate validate PATH            one verdict: is the port done?
+      ascend-migrate validate run PATH        one verdict: is the port done?
       ascend-migrate diagnose LOG             what does this error mean, how to fix it
       ascend-migrate skill PATH --model NAME  a per-model skill from a validated port
       ascend-migrate replay SKILL_DIR TARGET  reproduce that port on a fresh checkout

@@ -45,9 +45,9 @@ def test_worked_example_runs_as_documented(tmp_path):
     ported = tmp_path / "ported"
     res = am("migrate", project, "--output", ported)
     assert res.exit_code == 0, res.output
-    res = am("validate", ported, "--golden", tmp_path / "model.pt", "--no-ddp")
+    res = am("validate", "run", ported, "--golden", tmp_path / "model.pt", "--no-ddp")
     assert res.exit_code == 0, res.output
-    res = am("validate", ported, "--golden", tmp_path / "train.pt", "--ddp-steps", "2")
+    res = am("validate", "run", ported, "--golden", tmp_path / "train.pt", "--ddp-steps", "2")
     assert res.exit_code == 0, res.output
     items = {i["id"]: i for i in load_report(ported)["items"]}
     for item_id in ("golden-outputs", "loss-curve", "ddp-smoke"):

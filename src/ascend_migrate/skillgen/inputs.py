@@ -183,7 +183,7 @@ def load_report(path: Optional[Path]) -> ValidationReport:
     if path is None:
         raise SkillGenError(
             "refusing to write a model skill without a passing validation report: run "
-            "`ascend-migrate validate PATH` on the ported project (it writes "
+            "`ascend-migrate validate run PATH` on the ported project (it writes "
             f"PATH/{DEFAULT_REPORT.as_posix()}) or pass the report with --report FILE"
         )
     data = load_json(path, "validation report")

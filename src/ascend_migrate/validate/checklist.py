@@ -100,7 +100,7 @@ def render_checklist_reference() -> str:
         "",
         "<!-- Generated from src/ascend_migrate/knowledge/checklist.yaml; do not edit by hand. -->",
         "",
-        "`ascend-migrate validate PATH` decides every item below and writes one verdict.",
+        "`ascend-migrate validate run PATH` decides every item below and writes one verdict.",
         "Static items are decided by scanning the ported tree, dynamic items by running the",
         "project's validation entry, and manual items are confirmed with `--confirm ID`.",
         "A failing or unconfirmed item of severity `error` makes the verdict `fail`;",

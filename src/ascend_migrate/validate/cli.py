@@ -1,6 +1,7 @@
 """`ascend-migrate validate`: the validation runner's command line.
 
-    ascend-migrate validate PATH [options]           the checklist + numbers -> one verdict
+    ascend-migrate validate run PATH [options]       the checklist + numbers -> one verdict
+                                                     (`validate PATH` is the same command)
     ascend-migrate validate capture ENTRY [options]  golden outputs on the reference device
     ascend-migrate validate compare GOLDEN [options] compare a target run with a golden file
     ascend-migrate validate checklist                print the checklist
@@ -68,11 +69,12 @@ def validate_command() -> None:
     curve and a two-process DDP smoke run, with one verdict.
 
     \b
-      ascend-migrate validate PATH --device npu:0 --golden golden.pt
+      ascend-migrate validate run PATH --device npu:0 --golden golden.pt
       ascend-migrate validate capture train.py:validation_entry --device cuda:0 -o golden.pt
       ascend-migrate validate compare golden.pt --device npu:0
       ascend-migrate validate checklist
 
+    `validate PATH` (without `run`) is the same as `validate run PATH`.
     Exit code: 0 pass, 1 fail, 2 usage error.
     """
 
@@ -275,6 +277,13 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
         click.echo(f"  output {name}: shape {info['shape']} {info['dtype']}")
     if golden.losses:
         click.echo(f"  losses: {len(golden.losses)} step(s), first {golden.losses[0]:.6g}, last {golden.losses[-1]:.6g}")
+        from ascend_migrate.validate.metrics import constant_losses
+
+        constant = constant_losses(golden.losses)
+        if constant:
+            click.echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will "
+                       "compare nothing (validate leaves loss-curve unconfirmed); fix the entry's loss and "
+                       "capture again", err=True)
     click.echo(f"wrote {output}")
 
 

@@ -43,6 +43,8 @@ def run_meta(spec: str, device: str, run: EntryRun, seed: int, steps: int,
             for k, v in run.outputs.items()
         },
         "loss_steps": len(run.losses),
+        # the project files whose code the entry ran (this process): what the numbers cover
+        "executed_files": list(run.executed),
     }
 
 

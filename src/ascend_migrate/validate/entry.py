@@ -196,6 +196,7 @@ class EntryRun:
     dtype: Optional[str] = None  # precision the entry says it runs in
     model: Any = None  # trained model, when a train entry returns one
     precision: Optional[dict[str, Any]] = None  # switches in effect (validate.precision.snapshot)
+    executed: list[str] = field(default_factory=list)  # project files whose code ran (validate.executed)
 
 
 def interpret_result(result: Any, device: str, autocast: Optional[str]) -> EntryRun:
@@ -281,7 +282,9 @@ def run_entry(
 
     root = Path(root).resolve()
     devices.prepare_device(device)
-    with project_imports(root):
+    from ascend_migrate.validate.executed import record_executed
+
+    with project_imports(root), record_executed(root) as executed:
         fn = load_entry(spec, root)
         devices.seed_everything(seed)
         with devices.deterministic(device), pinned(precision) as record:
@@ -289,6 +292,7 @@ def run_entry(
             run = interpret_result(result, device, autocast)
             # an entry that sets a switch itself ran under its own value: say so in the record
             run.precision = {**record, "changed_by_entry": changed_since(record)}
+    run.executed = executed.files()
     return run
 
 

@@ -284,3 +284,18 @@ def compare_losses(
         worst = max((s["abs_diff"] for s in per_step if isinstance(s["abs_diff"], float)), default=0.0)
         message = f"{len(per_step)} step(s) within rtol {_fmt(tol.rtol)}, atol {_fmt(tol.atol)}; worst |diff| {_fmt(worst)}"
     return LossResult(status, tol.rtol, tol.atol, dtype, len(golden), first_bad, message, per_step)
+
+
+def constant_losses(golden: Sequence[float]) -> Optional[str]:
+    """A description when every golden loss has the same value (two steps or more), else None.
+
+    A loss that never moves (all -0.0 from a cross-entropy over one output column, a model whose
+    parameters get no gradient) matches any port that returns the same constant: the step-by-step
+    comparison then checks nothing about the migrated code."""
+    values = [float(x) for x in golden]
+    if len(values) < 2 or not all(math.isfinite(v) for v in values):
+        return None
+    first = values[0]
+    if any(v != first for v in values[1:]):  # exact: a real loss changes in some digit
+        return None
+    return f"every golden loss is {_fmt(first)} ({len(values)} steps)"

@@ -1,4 +1,4 @@
-"""`validate PATH`: decide every checklist item and produce the report."""
+"""`validate run PATH`: decide every checklist item and produce the report."""
 from __future__ import annotations
 
 import datetime as _dt
@@ -354,6 +354,8 @@ class _Dynamic:
             return self._mismatched() or (self._golden_item() if item.check == "golden_outputs" else self._loss_item())
         if item.check == "ddp_smoke":
             return self._ddp_item()
+        if item.check == "migrated_code":
+            return self._migrated_code_item()
         raise KeyError(f"checklist item {item.id}: no dynamic check named {item.check!r}")
 
     def _compare(self) -> None:
@@ -447,7 +449,80 @@ class _Dynamic:
             return CheckResult("skip", [{"message": "the golden file holds no loss trajectory"}], "no losses to compare")
         evidence = [{"message": loss.message, "first_bad_step": loss.first_bad_step, "rtol": loss.rtol,
                      "atol": loss.atol, "dtype": loss.dtype, "steps": loss.per_step}]
-        return CheckResult("pass" if loss.passed else "fail", evidence, loss.message)
+        if not loss.passed:
+            return CheckResult("fail", evidence, loss.message)
+        from ascend_migrate.validate.metrics import constant_losses
+
+        constant = constant_losses([s["golden"] for s in loss.per_step])
+        if constant:  # agent-walk D11: a flat reference compares nothing
+            summary = (f"not confirmed: {constant}, so matching it checks nothing; make the entry's loss "
+                       "depend on the model (real targets, more than one class, parameters that get gradients) "
+                       "and capture again, or confirm with --confirm loss-curve --note REASON")
+            return CheckResult("manual-pending", [{"message": summary}] + evidence, summary)
+        return CheckResult("pass", evidence, loss.message)
+
+    def _entry_files(self) -> set[str]:
+        """The entry module's possible paths (it is the harness, not ported project code)."""
+        from ascend_migrate.validate.entry import EntryError, _is_file_target, split_spec
+
+        spec = self.opts.entry or self.golden_meta.get("entry") or ""
+        try:
+            target, _ = split_spec(spec)
+        except EntryError:
+            return set()
+        if _is_file_target(target):
+            path = Path(target)
+            if path.is_absolute():
+                rel = _rel_inside(path, self.root)
+                return {rel} if rel else set()
+            return {path.as_posix().removeprefix("./")}
+        base = target.replace(".", "/")
+        return {base + ".py", base + "/__init__.py"}
+
+    def _migrated_code_item(self) -> CheckResult:
+        """Did the entry run go through any file the migration changed? (agent-walk D10)"""
+        from ascend_migrate.validate.executed import changed_files
+
+        if self.opts.golden is None:
+            return CheckResult("skip", [{"message": "no entry ran: no golden file given (--golden)"}],
+                               "not run: no golden file")
+        self._compare()
+        if self.compare_error or self.comparison is None:
+            return CheckResult("skip", [{"message": "the target run failed (see golden-outputs)"}],
+                               "not decided: the target run failed")
+        executed = list(self.comparison.target_meta.get("executed_files") or [])
+        ran = {"message": "files the entry executed: " + (", ".join(executed[:20]) if executed else "none")
+               + (f" and {len(executed) - 20} more" if len(executed) > 20 else "")}
+        found = changed_files(self.root)
+        if found is None:
+            return CheckResult("skip", [{"message": "no change list in this tree (ascend-migrate-changes.json or "
+                                                    ".ascend-migrate/runs/): which files the migration changed is "
+                                                    "unknown"}, ran],
+                               "not decided: no change list")
+        change_list, files = found
+        entry_files = self._entry_files()
+        changed_py = [f for f in files if f.endswith(".py") and f not in entry_files]
+        source = {"message": f"change list: {_rel_inside(change_list, self.root) or change_list}"}
+        if not changed_py:
+            others = ", ".join(files[:10]) or "none"
+            return CheckResult("skip", [{"message": "the migration changed no Python module the entry could run "
+                                                    f"(changed: {others}); check those on the NPU host"}, ran, source],
+                               "not needed: no changed Python module")
+        hit = [f for f in changed_py if f in set(executed)]
+        missed = [f for f in changed_py if f not in hit]
+        evidence = ([{"path": f, "message": "changed by the migration and executed by the entry"} for f in hit]
+                    + [{"path": f, "message": "changed by the migration, never executed by the entry"} for f in missed]
+                    + [ran, source])
+        if hit:
+            return CheckResult("pass", evidence,
+                               f"the entry executed {len(hit)} of {len(changed_py)} changed Python file(s)"
+                               + (f"; not executed: {', '.join(missed[:5])}" if missed else ""))
+        listed = ", ".join(changed_py[:5]) + (f" and {len(changed_py) - 5} more" if len(changed_py) > 5 else "")
+        return CheckResult("manual-pending", evidence,
+                           f"the entry executed none of the {len(changed_py)} changed Python file(s) ({listed}): "
+                           "the numbers compared code that was not migrated; make the entry import the migrated "
+                           "code, or run the changed code on the NPU host and confirm with --confirm "
+                           "migrated-code-executed --note REASON")
 
     def _ddp_item(self) -> CheckResult:
         hits = _uses_distributed(self.project)

@@ -1,0 +1,146 @@
+"""Which of the project's files a validation run executed, and which of them the migration changed.
+
+A golden comparison proves something about a port only if the entry ran the code that was
+ported. An entry that imports the model package while the migration changed only the training
+script passes while executing none of the migrated code. This module records, cheaply, which
+project files had code executed during the entry run (a module's top level when it is imported,
+or any of its functions), so the report can say which changed files the run went through.
+
+Recording is per code object, not per line: the global trace hook sees each function call once
+and returns no local tracer, so lines are never traced. On Python 3.12+ `sys.monitoring` is used
+instead and each code object is reported only once (the event is switched off for it after that),
+which costs next to nothing. Code run in other processes (DataLoader workers, the DDP smoke run)
+is not seen.
+"""
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+import threading
+from pathlib import Path
+from typing import Any, Callable, Iterator, Optional
+
+_TOOL_NAME = "ascend-migrate-executed"
+
+
+class ExecutedFiles:
+    """The set of source files under `root` whose code ran while recording."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root).resolve()
+        self._filenames: set[str] = set()
+        self.method = ""
+
+    def note(self, filename: str) -> None:
+        self._filenames.add(filename)
+
+    def files(self) -> list[str]:
+        """Paths relative to the root (posix), sorted; files outside the root are left out."""
+        out: set[str] = set()
+        for name in self._filenames:
+            if not name or name.startswith("<"):
+                continue
+            try:
+                rel = Path(name).resolve().relative_to(self.root)
+            except (OSError, ValueError):
+                continue
+            out.add(rel.as_posix())
+        return sorted(out)
+
+
+@contextlib.contextmanager
+def record_executed(root: Path) -> Iterator[ExecutedFiles]:
+    """Record the project files whose code runs inside the block (this process, all threads
+    started inside it on Python < 3.12 only through `threading.settrace`)."""
+    seen = ExecutedFiles(root)
+    monitoring = getattr(sys, "monitoring", None)
+    if monitoring is not None and _monitoring_free(monitoring):
+        with _by_monitoring(monitoring, seen):
+            yield seen
+        return
+    with _by_settrace(seen):
+        yield seen
+
+
+def _monitoring_free(monitoring: Any) -> bool:
+    return monitoring.get_tool(monitoring.PROFILER_ID) is None
+
+
+@contextlib.contextmanager
+def _by_monitoring(monitoring: Any, seen: ExecutedFiles) -> Iterator[None]:
+    tool = monitoring.PROFILER_ID
+    event = monitoring.events.PY_START
+
+    def on_start(code: Any, offset: int) -> Any:
+        seen.note(code.co_filename)
+        return monitoring.DISABLE  # this code object is known now: never report it again
+
+    monitoring.use_tool_id(tool, _TOOL_NAME)
+    seen.method = "sys.monitoring"
+    try:
+        monitoring.register_callback(tool, event, on_start)
+        monitoring.set_events(tool, event)
+        yield
+    finally:
+        monitoring.set_events(tool, 0)
+        monitoring.register_callback(tool, event, None)
+        monitoring.free_tool_id(tool)
+        monitoring.restart_events()  # code disabled above reports again to the next recording
+
+
+@contextlib.contextmanager
+def _by_settrace(seen: ExecutedFiles) -> Iterator[None]:
+    previous: Optional[Callable[..., Any]] = sys.gettrace()
+    known: set[Any] = set()
+
+    def tracer(frame: Any, event: str, arg: Any) -> Any:
+        code = frame.f_code
+        if code not in known:
+            known.add(code)
+            seen.note(code.co_filename)
+        # a debugger or coverage tool that was already tracing keeps working
+        return previous(frame, event, arg) if previous is not None else None
+
+    seen.method = "sys.settrace"
+    previous_threads = threading.gettrace() if hasattr(threading, "gettrace") else None
+    sys.settrace(tracer)
+    threading.settrace(tracer)
+    try:
+        yield
+    finally:
+        sys.settrace(previous)
+        threading.settrace(previous_threads)  # type: ignore[arg-type]
+
+
+# --- what the migration changed ---------------------------------------------------------------
+
+ROOT_CHANGE_LIST = "ascend-migrate-changes.json"
+
+
+def change_list_path(root: Path) -> Optional[Path]:
+    """The change list of the last migration that changed this tree: the run history's pointer
+    first (it survives deleting the root copy before hand-over), else the root copy."""
+    from ascend_migrate.fix.runs import last_change_list
+
+    found = last_change_list(Path(root))
+    if found is not None:
+        return found
+    candidate = Path(root) / ROOT_CHANGE_LIST
+    return candidate if candidate.is_file() and not candidate.is_symlink() else None
+
+
+def changed_files(root: Path) -> Optional[tuple[Path, list[str]]]:
+    """(change list, files it names: edits and manual items), or None without a readable list."""
+    path = change_list_path(root)
+    if path is None:
+        return None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    rows = data.get("changes") if isinstance(data, dict) else None
+    if not isinstance(rows, list):
+        return None
+    files = sorted({str(r["file"]) for r in rows if isinstance(r, dict) and r.get("file")})
+    return path, files
