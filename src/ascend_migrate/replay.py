@@ -220,7 +220,7 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
     if not golden_rel or not (skill_dir / golden_rel).is_file():
         raise ReplayError("the skill stores no golden file; capture one with "
                           f"`{(record.get('golden') or {}).get('capture_command')}` and run "
-                          f"`ascend-migrate validate {target} --device {device} --golden golden.pt`")
+                          f"`ascend-migrate validate run {target} --device {device} --golden golden.pt`")
     validation = record.get("validation") or {}
     vopts = validation.get("options") or {}
     stored = validation.get("thresholds_file")  # the thresholds the port passed, kept in the skill
@@ -235,9 +235,32 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
                            ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"),
                            precision=vopts.get("precision") or "fp32")
+    _confirm_again(target, validation.get("confirmed") or [], echo)
     report = validate_project(target, opts)
     write_state_files(target, {"validation-report.json": to_json(report), "validation-report.md": to_markdown(report)})
     return report
+
+
+def _confirm_again(target: Path, confirmed: list[Any], echo) -> None:
+    """Items the port's validation accepted by hand (each with its recorded note) are accepted
+    again in TARGET, as the skill's own recipe does with --confirm: they record a judgement
+    about the port (e.g. its launcher was run on the NPU host), not something a replay re-checks.
+    Error items that failed can never be confirmed, so a confirmation cannot hide a failure."""
+    from ascend_migrate.safe_paths import UnsafePathError
+    from ascend_migrate.validate.runner import record_confirmations
+
+    for item in confirmed:
+        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
+            continue
+        note = str(item.get("note") or "confirmed when the port was validated")
+        try:
+            record_confirmations(target, [item["id"]], note=note)
+        except KeyError:
+            echo(f"   not confirmed again: {item['id']} is not a checklist item of this version")
+            continue
+        except (OSError, UnsafePathError) as exc:
+            raise ReplayError(f"cannot record the confirmation of {item['id']}: {exc}") from None
+        echo(f"   confirmed again from the skill: {item['id']} ({note})")
 
 
 def write_state_files(target: Path, files: dict[str, str]) -> None:

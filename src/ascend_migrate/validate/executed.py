@@ -2,24 +2,25 @@
 
 A golden comparison proves something about a port only if the entry ran the code that was
 ported. An entry that imports the model package while the migration changed only the training
-script passes while executing none of the migrated code. This module records, cheaply, which
-project files had code executed during the entry run (a module's top level when it is imported,
-or any of its functions), so the report can say which changed files the run went through.
+script passes while executing none of the migrated code. This module records which project
+files had code executed during the entry run, so the report can say which changed files the run
+went through.
 
-Recording is per code object, not per line: the global trace hook sees each function call once
-and returns no local tracer, so lines are never traced. On Python 3.12+ `sys.monitoring` is used
-instead and each code object is reported only once (the event is switched off for it after that),
-which costs next to nothing. Code run in other processes (DataLoader workers, the DDP smoke run)
-is not seen.
+The record is per file and costs nothing measurable: every module imported during the run ran
+its top level, so the modules that appeared in `sys.modules` with a file under the project root
+are the files it executed. On Python 3.12+ `sys.monitoring` adds files whose code ran without an
+import (`exec`, `runpy`); each code object is reported once and then switched off. A global
+`sys.settrace` hook would see the same files at file level for the price of a Python call on
+every function call of the run, so it is not used. Code run in other processes
+(DataLoader workers, the DDP smoke run) is not seen.
 """
 from __future__ import annotations
 
 import contextlib
 import json
 import sys
-import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator, Optional
+from typing import Any, Iterator, Optional
 
 _TOOL_NAME = "ascend-migrate-executed"
 
@@ -30,7 +31,7 @@ class ExecutedFiles:
     def __init__(self, root: Path) -> None:
         self.root = Path(root).resolve()
         self._filenames: set[str] = set()
-        self.method = ""
+        self.method = "imports"
 
     def note(self, filename: str) -> None:
         self._filenames.add(filename)
@@ -51,16 +52,22 @@ class ExecutedFiles:
 
 @contextlib.contextmanager
 def record_executed(root: Path) -> Iterator[ExecutedFiles]:
-    """Record the project files whose code runs inside the block (this process, all threads
-    started inside it on Python < 3.12 only through `threading.settrace`)."""
+    """Record the project files whose code runs inside the block (this process only)."""
     seen = ExecutedFiles(root)
+    before = {name: id(mod) for name, mod in list(sys.modules.items())}
     monitoring = getattr(sys, "monitoring", None)
-    if monitoring is not None and _monitoring_free(monitoring):
-        with _by_monitoring(monitoring, seen):
+    watch = _by_monitoring(monitoring, seen) if monitoring is not None and _monitoring_free(monitoring) \
+        else contextlib.nullcontext()
+    try:
+        with watch:
             yield seen
-        return
-    with _by_settrace(seen):
-        yield seen
+    finally:
+        for name, mod in list(sys.modules.items()):
+            if before.get(name) == id(mod):
+                continue  # imported before the run: its top level did not run now
+            where = getattr(mod, "__file__", None)
+            if isinstance(where, str):
+                seen.note(where)
 
 
 def _monitoring_free(monitoring: Any) -> bool:
@@ -77,7 +84,7 @@ def _by_monitoring(monitoring: Any, seen: ExecutedFiles) -> Iterator[None]:
         return monitoring.DISABLE  # this code object is known now: never report it again
 
     monitoring.use_tool_id(tool, _TOOL_NAME)
-    seen.method = "sys.monitoring"
+    seen.method = "imports + sys.monitoring"
     try:
         monitoring.register_callback(tool, event, on_start)
         monitoring.set_events(tool, event)
@@ -87,30 +94,6 @@ def _by_monitoring(monitoring: Any, seen: ExecutedFiles) -> Iterator[None]:
         monitoring.register_callback(tool, event, None)
         monitoring.free_tool_id(tool)
         monitoring.restart_events()  # code disabled above reports again to the next recording
-
-
-@contextlib.contextmanager
-def _by_settrace(seen: ExecutedFiles) -> Iterator[None]:
-    previous: Optional[Callable[..., Any]] = sys.gettrace()
-    known: set[Any] = set()
-
-    def tracer(frame: Any, event: str, arg: Any) -> Any:
-        code = frame.f_code
-        if code not in known:
-            known.add(code)
-            seen.note(code.co_filename)
-        # a debugger or coverage tool that was already tracing keeps working
-        return previous(frame, event, arg) if previous is not None else None
-
-    seen.method = "sys.settrace"
-    previous_threads = threading.gettrace() if hasattr(threading, "gettrace") else None
-    sys.settrace(tracer)
-    threading.settrace(tracer)
-    try:
-        yield
-    finally:
-        sys.settrace(previous)
-        threading.settrace(previous_threads)  # type: ignore[arg-type]
 
 
 # --- what the migration changed ---------------------------------------------------------------
