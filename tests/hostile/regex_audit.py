@@ -66,9 +66,13 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
         "tool-command rules' tools, escaped: the same patterns as text_scanners' (built_patterns)",
     ("scan/prefilter.py", '"|".join(alternatives)'): "the scan prefilter (built_patterns: prefilter.pattern)",
     ("scan/engine.py", '("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()'): "module global (walked)",
-    ("scan/engine.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:"""'):
+    ("scan/engine.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:\\s*([A-Za-z_][\\w.]*)"""'):
         "module global (walked)",
     ("scan/engine.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
+    ("scan/python_ast.py", 'r"(?m)^[ \\t]*(?:import|from)[ \\t]+" + re.escape(top) + r"\\b"'):
+        "import_line_pattern: an escaped module name (built_patterns: keyword rules' in_modules_importing)",
+    ("scan/text_scanners.py", 'r"""(?:^|[{,\\s])["\']?(""" + re.escape(key) + r""")["\']?\\s*:\\s*["\']?(""" + spec["values"]\n                                   + r""")["\']?\\s*(?:[,}]|$)"""'):
+        "config-value rules' keys (escaped) and values (rule YAML) (built_patterns: _config_value_patterns)",
     ("scan/own_outputs.py", 'rb\'"schema"\\s*:\\s*"ascend-migrate/(\' + "|".join(OUTPUT_KINDS).encode() + rb\')/\''):
         "module global (walked)",
 }
@@ -223,7 +227,7 @@ def call_sites() -> tuple[list[Audited], list[tuple[str, str, int]]]:
 def built_patterns() -> list[Audited]:
     """Patterns the tool builds inside functions from the knowledge base or its own constants."""
     from ascend_migrate.knowledge.base import load_knowledge
-    from ascend_migrate.scan import prefilter, text_scanners
+    from ascend_migrate.scan import prefilter, python_ast, text_scanners
 
     kb = load_knowledge()
     out = [Audited.of(prefilter.pattern(kb).pattern, 0, "scan.prefilter.pattern")]
@@ -233,6 +237,12 @@ def built_patterns() -> list[Audited]:
     out.append(Audited.of(any_name.pattern, any_name.flags, "scan.text_scanners._line_patterns (names)"))
     for p, *_ in (*text_scanners._cli_flag_patterns(kb), *text_scanners._package_patterns(kb)):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
+    for p, *_ in text_scanners._config_value_patterns(kb):
+        out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners._config_value_patterns"))
+    for rule in kb.rules_of_kind("keyword"):
+        for top in rule.match.get("in_modules_importing", ()):
+            p = python_ast.import_line_pattern(top)
+            out.append(Audited.of(p.pattern, p.flags, "scan.python_ast.import_line_pattern"))
     return out
 
 

@@ -1193,7 +1193,7 @@ class PythonAnalyzer(FastVisitor):
         meaningful for one library; a rule names the libraries whose import makes them so."""
         cache = self.__dict__.setdefault("_imports_cache", {})
         if top not in cache:
-            cache[top] = re.search(r"(?m)^[ \t]*(?:import|from)[ \t]+" + re.escape(top) + r"\b", self._source_text) is not None
+            cache[top] = import_line_pattern(top).search(self._source_text) is not None
         return cache[top]
 
     def _keyword_rules_here(self) -> list[Rule]:
@@ -1868,3 +1868,12 @@ def _plain_reference(node: ast.AST) -> bool:
     while isinstance(node, ast.Attribute):
         node = node.value
     return isinstance(node, ast.Name)
+
+
+def import_line_pattern(top: str) -> "re.Pattern[str]":
+    """A line that imports `top` or a submodule of it (`import top`, `from top.x import y`).
+
+    Anchored at a line start and built from the escaped name only, so it stays linear on any
+    line (the regex audit builds it for every library a keyword rule names)."""
+    return re.compile(r"(?m)^[ \t]*(?:import|from)[ \t]+" + re.escape(top) + r"\b")
+
