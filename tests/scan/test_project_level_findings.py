@@ -65,3 +65,20 @@ def test_an_agnostic_port_is_not_told_about_transfer_to_npu(tmp_path):
     for messages in (transfer, original):
         assert "when transfer_to_npu is imported" in messages["CU001"]
         assert "transfer_to_npu" in messages["FW001"] and "device-agnostic" not in messages["FW001"]
+
+
+def test_the_pytorch_plan_of_an_agnostic_port_follows_its_style(tmp_path):
+    from ascend_migrate.report.json_report import to_json
+
+    files = {"train.py": PRELUDE + BODY, "convert.py": "import tensorflow as tf\ntf.config.list_physical_devices('GPU')\n"}
+    agnostic = to_json(scan(_write(tmp_path / "agnostic", files), use_cache=False))
+    plan = next(p for p in agnostic["frameworks"] if p["key"] == "pytorch")
+    assert plan["steps"] and "device-agnostic port" in plan["guidance"]
+    assert any("--style agnostic" in step for step in plan["steps"])
+    assert not any("transfer_to_npu imports at the entry points" in step for step in plan["steps"])
+
+    files["train.py"] = "from torch_npu.contrib import transfer_to_npu\n" + files["train.py"]
+    transfer = to_json(scan(_write(tmp_path / "transfer", files), use_cache=False))
+    plan = next(p for p in transfer["frameworks"] if p["key"] == "pytorch")
+    assert any("transfer_to_npu imports at the entry points" in step for step in plan["steps"])
+    assert "device-agnostic" not in plan["guidance"]

@@ -91,6 +91,8 @@ FRAMEWORK_FIELDS = (
     # rule categories whose findings belong to this framework's plan, and the plan's steps
     Field("categories", types=(list,), required=False, default=[]),
     Field("plan", types=(list,), required=False, default=[]),
+    # the plan's steps in a device-agnostic port (see Rule.message_agnostic)
+    Field("plan_agnostic", types=(list,), required=False, default=[]),
 )
 
 # Minutes of manual work a finding of each effort level typically costs (for estimates).
@@ -178,6 +180,7 @@ class Framework:
     guidance_agnostic: str = ""
     categories: tuple[str, ...] = ()
     plan: tuple[str, ...] = ()
+    plan_agnostic: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -85,6 +85,7 @@ def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[d
     PyTorch when it is present, else to the only framework, else to none. A framework without
     findings (TensorFlow imported once in a weight-conversion helper) gets no steps."""
     present = {f["symbol"] for f in findings if f["rule"] == "FW001"}
+    messages = {f["symbol"]: f["message"] for f in findings if f["rule"] == "FW001"}
     where = {f["symbol"]: f"{f['path']}:{f['line']}" for f in findings if f["rule"] == "FW001"}
     frameworks = [fw for fw in kb.frameworks if fw.label in present]
     if not frameworks:
@@ -101,20 +102,25 @@ def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[d
     plans = []
     for fw in frameworks:
         group = groups[fw.key]
+        # the scan words FW001 for a device-agnostic port (engine.is_agnostic_port); the plan follows
+        # it, so a saved report renders the same plan again
+        agnostic = bool(fw.guidance_agnostic) and fw.guidance_agnostic in messages[fw.label]
+        guidance = fw.guidance_agnostic if agnostic else fw.guidance
+        steps = list(fw.plan_agnostic if agnostic and fw.plan_agnostic else fw.plan) or [guidance]
         blockers = [f for f in group if (rule_meta(kb, f["rule"]) is not None
                                          and rule_meta(kb, f["rule"]).match.get("kind") in BLOCKER_KINDS)]
         plans.append({
             "key": fw.key,
             "label": fw.label,
             "first_seen": where[fw.label],
-            "guidance": fw.guidance,
+            "guidance": guidance,
             "findings": len(group),
             "by_severity": _zero_filled(Counter(f["severity"] for f in group), SEVERITIES),
             "by_rule": dict(sorted(Counter(f["rule"] for f in group).items())),
             "blockers": [{"rule": f["rule"], "path": f["path"], "line": f["line"], "message": f["message"]}
                          for f in blockers],
             # a plan only where there is work: a framework imported once with nothing to port gets none
-            "steps": (list(fw.plan) or [fw.guidance]) if group else [],
+            "steps": steps if group else [],
         })
     return plans
 

@@ -28,7 +28,7 @@ from ascend_migrate.knowledge.base import KnowledgeBase
 FACT_TOKENS = ("__main__", "torch_npu")
 # Match kinds whose findings never come from Python source.
 NON_PYTHON_KINDS = frozenset({"parse-error", "cuda-source", "dependency", "framework", "dependency-index",
-                              "framework-pin", "cli-flag", "config-value"})
+                              "framework-pin", "cli-flag"})
 # Kinds whose rules name no token of their own: every form they match spells "cuda" or "nccl".
 _KIND_TOKENS = {
     "cuda-table": ("cuda",),
@@ -100,6 +100,8 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
             tokens.append(prefix)
         elif kind == "env-table":
             tokens += list(rule.match["vars"])
+        elif kind == "config-value":  # the same settings as keywords or absl flag defaults
+            tokens += list(rule.match["keys"])
         elif kind == "tool-command":
             tokens += list(rule.match["tools"])
         elif kind == "package-import":

@@ -813,6 +813,8 @@ class PythonAnalyzer(FastVisitor):
         qual = self.qualname(func)
         if qual is not None:
             self._check_call(node, qual)
+        if node.keywords or name_of_definer(func):
+            self._check_setting_values(node)
         if isinstance(func, ast.Attribute) and qual is None:
             self._check_method_call(node, func)
             self._check_method_keywords(node, func)
@@ -906,6 +908,9 @@ class PythonAnalyzer(FastVisitor):
                 pass  # isinstance(model, DataParallel) only asks; it creates nothing
             elif rule.match.get("builds") and not self._builds_cuda(node, rule.match["builds"].get(qual)):
                 pass  # a C++-only extension build works on any host
+            elif qual in rule.match.get("when_options_on", {}) and not self._turns_option_on(
+                    node, rule.match["when_options_on"][qual]):
+                pass  # set_experimental_options({"auto_mixed_precision": False}) or other options
             elif rule.match.get("unless_args") and self._first_arg_in(node, rule.match["unless_args"]):
                 pass  # the call turns the GPU setting off (`set_jit(False)`, a float32 policy)
             elif rule.match.get("arg_pattern"):
@@ -1185,6 +1190,53 @@ class PythonAnalyzer(FastVisitor):
             return False
         arg = call.args[0] if call.args else (call.keywords[0].value if call.keywords else None)
         return _literal_in(arg, values)
+
+    def _turns_option_on(self, node: ast.AST, options: Iterable[str]) -> bool:
+        """Does the call around `node` pass a literal dict that sets one of `options` to anything
+        but False/None (`set_experimental_options({"auto_mixed_precision": True})`)? A dict built
+        elsewhere says nothing the scan can read, so it does not count."""
+        call = self.parent(node)
+        if not (isinstance(call, ast.Call) and call.func is node):
+            return False
+        arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "options"), None)
+        if not isinstance(arg, ast.Dict):
+            return False
+        return any(isinstance(key, ast.Constant) and key.value in options and not _literal_in(value, (False, None))
+                   for key, value in zip(arg.keys, arg.values))
+
+    def _setting_rules_here(self) -> list[Rule]:
+        return [rule for rule in self.kb.rules_of_kind("config-value")
+                if any(self._imports_module(m) for m in rule.match.get("in_modules_importing", ()))]
+
+    def _check_setting_values(self, node: ast.Call) -> None:
+        """config-value rules in Python: a config key passed as a keyword argument
+        (`get_distribution_strategy(distribution_strategy="mirrored", all_reduce_alg="nccl")`) or
+        defined as an absl flag with that default (`flags.DEFINE_string("distribution_strategy",
+        "mirrored", ...)`), with a literal value the rule reports. The value is claimed, so the
+        generic nccl finding does not also offer its `hccl` rewrite for it."""
+        rules = self._setting_rules_here()
+        if not rules:
+            return
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        pairs: list[tuple[str, ast.AST, ast.AST, str]] = []
+        if name.startswith("DEFINE_"):
+            key = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+            default = node.args[1] if len(node.args) > 1 else next(
+                (k.value for k in node.keywords if k.arg == "default"), None)
+            if isinstance(key, ast.Constant) and isinstance(key.value, str) and default is not None:
+                pairs.append((key.value, default, default, f"--{key.value} default"))
+        else:
+            pairs += [(kw.arg, kw.value, kw, kw.arg) for kw in node.keywords if kw.arg]
+        for rule in rules:
+            keys = rule.match["keys"]
+            for key, value, where, label in pairs:
+                spec = keys.get(key)
+                if spec is None or not isinstance(value, ast.Constant) or value.value is None:
+                    continue
+                if re.fullmatch(spec["values"], str(value.value)):
+                    self._handled.add(id(value))
+                    self.report(rule, where, f"{label}={value.value!r}", detail=spec["note"])
 
     def _imports_module(self, top: str) -> bool:
         """Does this module import `top` (or a submodule of it) anywhere?
@@ -1816,6 +1868,12 @@ def _cuda_only_polarity(test: ast.AST) -> Optional[bool]:
 
 def _is_str(node: ast.AST, value: Optional[str] = None) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str) and (value is None or node.value == value)
+
+
+def name_of_definer(func: ast.AST) -> bool:
+    """Is `func` an absl-style flag definer (`flags.DEFINE_string`, `DEFINE_enum`)?"""
+    name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return name.startswith("DEFINE_")
 
 
 def _literal_in(node: Optional[ast.AST], values: Iterable[object]) -> bool:

@@ -363,10 +363,12 @@ def _token_bounds(code: str, start: int, end: int) -> tuple[int, int]:
 def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Finding]:
     """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices."""
     findings: list[Finding] = []
+    closed = _closed_flags(kb, text)
     for lineno, line in enumerate(text.splitlines(), 1):
         code = line[: _comment_start(line, kind)]
         if not code.strip():
             continue
+        line_start = len(findings)
         echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
         for rule_id, pattern, replacement in _CONFIG_PATTERNS:
             rule = kb.rule(rule_id)
@@ -393,9 +395,11 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                     rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
                     message=format_message(rule, symbol=matched), severity=rule.severity,
                     confidence="low", snippet=line.strip()[:200], symbol=matched, fixes=fixes))
-        findings.extend(_config_env_and_tools(kb, path, lineno, line, code))
+        specific = _config_env_and_tools(kb, path, lineno, line, code, closed)
         if kind != "sh":
-            findings.extend(_config_values(kb, path, lineno, line, code))
+            specific += _config_values(kb, path, lineno, line, code)
+        _drop_claimed_nccl(findings, line_start, [f for f in specific if f.rule not in _GENERIC_CONFIG_RULES])
+        findings.extend(specific)
         rule = kb.rule("DS002")
         for m in _NCCL_ENV.finditer(code):
             if echoed and _in_echoed_text(code, m.start()):
@@ -407,6 +411,22 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
     if kind == "sh":
         findings.extend(_cuda_wheel_sources(kb, path, text.splitlines(), pip_options=False))
     return findings
+
+
+# The rules of the line scan that know only the word (nccl, a CUDA variable or tool); the others
+# (cli-flag and config-value rules) know which setting the word is the value of.
+_GENERIC_CONFIG_RULES = frozenset({"DS001", "DS002", "DV001", "DV006", "DV007", "NV001"})
+
+
+def _drop_claimed_nccl(findings: list[Finding], start: int, specific: list[Finding]) -> None:
+    """Remove the generic DS001 findings from `findings[start:]` whose text a more specific
+    finding of the same line covers. `all_reduce_alg: nccl` names a TensorFlow reduction whose
+    valid values do not include hccl: the generic finding, with its `hccl` rewrite, would write a
+    value TensorFlow rejects, so the TensorFlow rule speaks for that nccl alone."""
+    if not specific:
+        return
+    findings[start:] = [f for f in findings[start:] if not (
+        f.rule == "DS001" and any(s.col <= f.col and f.end_col <= s.end_col for s in specific))]
 
 
 _LINE_PATTERNS: dict[int, tuple[KnowledgeBase, list, list, "re.Pattern[str]"]] = {}
@@ -494,22 +514,42 @@ def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: s
 _CLI_FLAG_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
 
 
-def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
-    """The cli-flag rules' regexes, compiled once per knowledge base (not once per line)."""
+def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object, "Optional[re.Pattern[str]]"]]:
+    """The cli-flag rules' regexes, compiled once per knowledge base (not once per line), each
+    with the regex a whole file must match for it to count (None: any file). A flag's entry is
+    its note, or a mapping of `note` and `in_files_matching`."""
     held = _CLI_FLAG_PATTERNS.get(id(kb))
     if held is None or held[0] is not kb:
-        held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, [(re.compile(flag), note, rule) for rule in kb.rules_of_kind("cli-flag")
-                                                  for flag, note in rule.match["flags"].items()])
+        patterns = []
+        for rule in kb.rules_of_kind("cli-flag"):
+            for flag, spec in rule.match["flags"].items():
+                if isinstance(spec, dict):
+                    gate = re.compile(spec["in_files_matching"]) if spec.get("in_files_matching") else None
+                    patterns.append((re.compile(flag), spec["note"], rule, gate))
+                else:
+                    patterns.append((re.compile(flag), spec, rule, None))
+        held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, patterns)
     return held[1]
 
 
-def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
+def _closed_flags(kb: KnowledgeBase, text: str) -> frozenset[int]:
+    """Indexes (into `_cli_flag_patterns`) of the flags this file's text does not open: an
+    option shared by several tools (`--dtype fp16`) counts only beside the flags of the tool it
+    belongs to."""
+    return frozenset(i for i, (_, _, _, gate) in enumerate(_cli_flag_patterns(kb))
+                     if gate is not None and not gate.search(text))
+
+
+def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str,
+                          closed: frozenset[int] = frozenset()) -> list[Finding]:
     """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting),
-    NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules) in one config
-    or script line."""
+    NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules, except the
+    `closed` ones) in one config or script line."""
     out: list[Finding] = []
     echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
-    for regex, note, rule in _cli_flag_patterns(kb):
+    for index, (regex, note, rule, _) in enumerate(_cli_flag_patterns(kb)):
+        if index in closed:
+            continue
         for m in regex.finditer(code):
             if echoed and _in_echoed_text(code, m.start()):
                 continue  # `echo "add --quantization awq"` is advice printed, not an option used
