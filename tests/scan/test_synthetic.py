@@ -39,7 +39,14 @@ _CALLED = {name for rule in KB.rules_of_kind("qualname") if rule.match.get("arg_
            for name in rule.match["names"]}
 
 
+# Calls that set many options fire on a literal dict turning the rule's option on.
+_OPTIONS = {name: options[0] for rule in KB.rules_of_kind("qualname")
+            for name, options in rule.match.get("when_options_on", {}).items()}
+
+
 def _use(qual: str, expr: str) -> str:
+    if qual in _OPTIONS:
+        return f'{expr}({{"{_OPTIONS[qual]}": True}})'
     return f'{expr}("/GPU:0")' if qual in _CALLED else expr
 
 
