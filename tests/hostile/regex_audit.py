@@ -65,6 +65,9 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("scan/python_ast.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
         "tool-command rules' tools, escaped: the same patterns as text_scanners' (built_patterns)",
     ("scan/prefilter.py", '"|".join(alternatives)'): "the scan prefilter (built_patterns: prefilter.pattern)",
+    ("scan/text_scanners.py", 'spec["in_files_matching"]'):
+        "cli-flag rules' file gates (built_patterns: _cli_flag_patterns)",
+    ("scan/python_ast.py", 'spec["values"]'): "config-value rules' values (built_patterns: _config_value_patterns)",
     ("scan/engine.py", '("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()'): "module global (walked)",
     ("scan/engine.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:\\s*([A-Za-z_][\\w.]*)"""'):
         "module global (walked)",
@@ -239,7 +242,10 @@ def built_patterns() -> list[Audited]:
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
     for p, *_ in text_scanners._config_value_patterns(kb):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners._config_value_patterns"))
-    for rule in kb.rules_of_kind("keyword"):
+    for *_, gate in text_scanners._cli_flag_patterns(kb):
+        if gate is not None:
+            out.append(Audited.of(gate.pattern, gate.flags, "scan.text_scanners cli flag file gates"))
+    for rule in (*kb.rules_of_kind("keyword"), *kb.rules_of_kind("config-value")):
         for top in rule.match.get("in_modules_importing", ()):
             p = python_ast.import_line_pattern(top)
             out.append(Audited.of(p.pattern, p.flags, "scan.python_ast.import_line_pattern"))
