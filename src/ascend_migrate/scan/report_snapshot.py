@@ -6,8 +6,9 @@ SARIF) costs far more than finding out that nothing changed: one walk of the tre
 `stat` per file. So `scan` keeps, per tree and per set of options, the bytes of the last
 report it rendered, with a fingerprint of everything the report was made from:
 
-- every file the walk finds (path, size, modification time; a file's bytes cannot change
-  without one of them, see the racy rule below) and everything the walk skipped, and why;
+- every file the walk finds (path, type, size, modification and inode-change times, inode:
+  rewriting a file, even one that keeps its size and is given its old modification time
+  back, changes at least the inode-change time) and everything the walk skipped, and why;
 - the project's `[tool.ascend-migrate]` table (where it is and its bytes);
 - the options (format, rules selected, exclusions, entry overrides, torch_npu release,
   colour, SARIF root, docs URL), the path as given, the folder it resolves to and the
@@ -122,7 +123,7 @@ def tree_fingerprint(path: Path, exclude: tuple[str, ...]) -> Fingerprint:
     for rel in names:
         try:
             st = os.stat(os.path.join(base, rel))
-            line = f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ino}\n"
+            line = f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n"
             newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
         except OSError as exc:
             line = f"{rel}\0error {exc.errno}\n"
