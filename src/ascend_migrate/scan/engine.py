@@ -245,12 +245,15 @@ def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) ->
 
 def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = None,
                         result: Optional[FileResult] = None,
-                        outer: Optional[dict[str, Optional[str]]] = None) -> FileResult:
+                        outer: Optional[dict[str, Optional[str]]] = None,
+                        tree: Optional[ast.Module] = None) -> FileResult:
     """Analyse already-decoded Python source (the migrator re-analyses its own output this way).
-    `outer`: bindings of earlier notebook cells."""
+    `outer`: bindings of earlier notebook cells. `tree`: `ast.parse(text)` when the caller has
+    it already (the analysis only reads it), so the source is not parsed twice."""
     if result is None:
         result = FileResult(lines=text.count("\n"))
-    tree = _parse(job, text, kb, result)
+    if tree is None:
+        tree = _parse(job, text, kb, result)
     if tree is None:
         return result
     try:
