@@ -534,13 +534,15 @@ def _covered(finding: Finding, edits: list[Edit]) -> bool:
 
 def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None,
                    outer: Optional[dict[str, Optional[str]]] = None,
-                   tree: Optional[ast.Module] = None) -> RewriteResult:
+                   tree: Optional[ast.Module] = None, findings: Optional[list[Finding]] = None) -> RewriteResult:
     """Rewrite one Python module's text (already decoded, BOM removed).
 
     `outer` holds module-level bindings made elsewhere (earlier notebook cells, name -> qualified
     name): names resolve through them, and `torch` or `_device_type` are not added again.
     `tree`: `ast.parse(text)` if the caller has it. The module is parsed once: the analysis and
-    the rewrite read the same tree (neither changes it).
+    the rewrite read the same tree (neither changes it). `findings`: what
+    `analyse_python_text(Job(rel, "python"), text, kb, coverage)` returns for this very text
+    (the scan's analysis of the same bytes; only without `outer`), so it is not run again.
     """
     outer = outer or {}
     if tree is None:
@@ -548,7 +550,8 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             tree = ast.parse(text, filename=rel)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             tree = None  # the analysis parses again and reports why (SC001)
-    findings = analyse_python_text(Job(rel, "python"), text, kb, coverage, outer=outer, tree=tree).findings
+    if findings is None or outer:
+        findings = analyse_python_text(Job(rel, "python"), text, kb, coverage, outer=outer, tree=tree).findings
     if any(f.rule == "SC001" for f in findings):
         reason = next(f.symbol for f in findings if f.rule == "SC001")
         return RewriteResult(text, manual=[Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {reason}")])

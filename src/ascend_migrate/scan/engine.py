@@ -62,6 +62,7 @@ class FileResult:
     deferred: bool = False  # a data file left unscanned: analysed only if a launch script names it
     build: bool = False  # a build, install or CI config: findings without fixes, never rewritten
     agnostic_prelude: bool = False  # binds `_accel_type` at module level, as the agnostic rewrite writes it
+    analysed: bool = False  # Python analysed in full (analyse_python_text), findings not capped
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,7 @@ def cap_findings(result: FileResult, limit: int = MAX_FINDINGS_PER_RULE) -> File
                         f"(at most {limit} per rule per file)",
                 severity="info", confidence="low", symbol="capped"))
     result.findings = kept
+    result.analysed = False  # no longer what an analysis of the file gives
     capped = ", ".join(f"{rule} ({n} more)" for rule, n in sorted(over.items()))
     note = f"findings capped at {limit} per rule: {capped}"
     result.note = f"{result.note}; {note}" if result.note else note
@@ -197,7 +199,9 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
             return result
         name = job.rel.rsplit("/", 1)[-1]
         if name == "__main__.py" or name.lower() == "setup.py" or prefilter.needs_analysis(text, kb):
-            return analyse_python_text(job, text, kb, coverage, result)
+            result = analyse_python_text(job, text, kb, coverage, result)
+            result.analysed = True
+            return result
         if b"import" in data:
             return _imports_only(job, text, kb, result)
         return result
@@ -501,6 +505,11 @@ def _worker(batch: list[tuple[Job, str, Optional[bytes]]]) -> list[tuple]:
     return [_process(job, full, old, kb, cov) for job, full, old in batch]
 
 
+def content_key(data: bytes) -> bytes:
+    """The hash a file's cached result is kept under (the migrator checks it before re-using one)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
+
+
 def _process(job: Job, full: str, old_key: Optional[bytes], kb: KnowledgeBase, cov: Any) -> tuple:
     """Read, check, hash and analyse one file: ("note", reason), ("same", key) when the content
     hash equals `old_key` (the cached result stands), or ("new", key, FileResult)."""
@@ -514,7 +523,7 @@ def _process(job: Job, full: str, old_key: Optional[bytes], kb: KnowledgeBase, c
         return ("note", f"skipped: written by ascend-migrate ({own})")
     if b"\0" in data[:8192] and job.kind != "notebook":
         return ("note", "skipped: binary content")
-    key = hashlib.blake2b(data, digest_size=16).digest()
+    key = content_key(data)
     if key == old_key:
         return ("same", key)
     return ("new", key, _safe_analyse(job, data, kb, cov))
@@ -648,6 +657,8 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         if rel in fresh.files:
             fresh.files[rel] = replace(fresh.files[rel], result=res, view=b"")  # a new result: a new view
     _aggregate(result, results, kb, scan_root)
+    result.analyses = {rel: (entry.key, tuple(entry.result.findings)) for rel, entry in fresh.files.items()
+                       if entry.result.analysed and entry.result is results.get(rel)}
     fresh.entries_key, fresh.entries = cache.entries_key, cache.entries
     _decide_entries(result, results, root, entry, no_entry, fresh)
     if use_cache and (todo or named or len(fresh.files) != len(cache.files)
