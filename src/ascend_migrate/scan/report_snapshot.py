@@ -119,16 +119,19 @@ def tree_fingerprint(path: Path, exclude: tuple[str, ...]) -> Fingerprint:
         names = [item.rel for item in tree.items]
     else:
         names = [path.name]
-    base = str(root)
+    base = str(root) + os.sep
+    stats: list = []
+    times = [newest]
     for rel in names:
         try:
-            st = os.stat(os.path.join(base, rel))
-            line = f"{rel}\0{st.st_mode}\0{st.st_size}\0{st.st_mtime_ns}\0{st.st_ctime_ns}\0{st.st_ino}\n"
-            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+            st = os.stat(base + rel)
         except OSError as exc:
-            line = f"{rel}\0error {exc.errno}\n"
-        h.update(line.encode("utf-8", "surrogateescape"))
-    return Fingerprint(h.hexdigest(), newest, taken)
+            stats.append((rel, "error", exc.errno))
+            continue
+        stats.append((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+        times.append(st.st_ctime_ns if st.st_ctime_ns > st.st_mtime_ns else st.st_mtime_ns)
+    h.update(repr(stats).encode("utf-8", "surrogateescape"))  # one encoding of the whole listing
+    return Fingerprint(h.hexdigest(), max(times), taken)
 
 
 def _config_exclude(root: Path, config: Optional[Path]) -> tuple[str, ...]:
