@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterable, Optional
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import (MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify,
-                                        content_key)
+                                        content_key, worker_gc)
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
@@ -196,6 +196,7 @@ def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> 
 def _worker_init(npu_version: str) -> None:
     _WORKER["kb"] = load_knowledge()
     _WORKER["coverage"] = _load_coverage(npu_version) if npu_version else None
+    worker_gc()
 
 
 def _worker_batch(batch: list[_FileTask], opts: Options) -> list[tuple]:
