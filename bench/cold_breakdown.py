@@ -22,7 +22,7 @@ import sys
 from pathlib import Path
 
 PHASES = r"""
-import ast, sys, time
+import ast, json, sys, time
 sys.path.insert(0, sys.argv[1])
 from pathlib import Path
 root = Path(sys.argv[2])
