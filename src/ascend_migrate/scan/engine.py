@@ -508,8 +508,8 @@ def worker_gc() -> None:
     older generations keep walking the knowledge base and coverage tables loaded at start.
     Those are frozen (never collected: they live as long as the worker) and young objects
     are collected every 100,000 allocations; on Megatron-LM a one-process cold scan took
-    about 15% less CPU (bench/README.md). What is found does not depend on when garbage is
-    collected."""
+    about 8% less CPU (bench/cold_breakdown.py, bench/README.md). What is found does not
+    depend on when garbage is collected."""
     import gc
 
     gc.collect()
