@@ -621,8 +621,13 @@ def run_migrate(tree: Path, env: dict[str, str]) -> tuple[float, float, int]:
     return wall, _children_cpu() - cpu, proc.stdout.count(b"\n")
 
 
+_LAST_EDIT = [0.0]
+SETTLE_S = 2.2  # the scanner trusts nothing modified within 2 s of a scan (racy timestamps)
+
+
 def edit_one_file(tree: Path, round_no: int) -> Path:
     """Change one Python file (the largest, so the re-scan has real work) for the next run."""
+    _LAST_EDIT[0] = time.monotonic()
     target = max(tree.rglob("*.py"), key=lambda p: (p.stat().st_size, p.as_posix()))
     data = target.read_bytes()
     marker = b"\n# bench edit "
@@ -630,6 +635,30 @@ def edit_one_file(tree: Path, round_no: int) -> Path:
         data = data[:data.index(marker)]
     target.write_bytes(data + marker + str(round_no).encode() + b"\n")
     return target
+
+
+def settle() -> None:
+    """Wait until the last edit is older than the scanner's racy window, as it is when an agent
+    re-scans a tree it has not just written (otherwise no re-scan may trust the edited file)."""
+    wait = SETTLE_S - (time.monotonic() - _LAST_EDIT[0])
+    if wait > 0:
+        time.sleep(wait)
+
+
+def run_cli_scan(tree: Path, fmt: str, env: dict[str, str]) -> tuple[float, float, int]:
+    """`python -m ascend_migrate scan TREE --format FMT` with the cache on, report to a pipe:
+    wall and CPU seconds, bytes of report."""
+    cpu = _children_cpu()
+    start = time.perf_counter()
+    proc = subprocess.run([sys.executable, "-m", "ascend_migrate", "scan", str(tree), "--format", fmt,
+                           "--fail-on", "never"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    wall = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise RuntimeError(f"ascend-migrate scan failed:\n{proc.stderr.decode(errors='replace')}")
+    return wall, _children_cpu() - cpu, len(proc.stdout)
+
+
+CLI_FORMATS = ("text", "json", "sarif")
 
 
 def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
@@ -645,7 +674,7 @@ def run_cli(tree: Path, out: Path, env: dict[str, str]) -> float:
 
 def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: str, cli: bool,
           log: Callable[[str], None], no_ignore: bool = True, j1: bool = True,
-          baseline_src: Optional[Path] = None) -> tuple[list[Row], dict]:
+          baseline_src: Optional[Path] = None, cli_warm: bool = False) -> tuple[list[Row], dict]:
     workers = jobs or os.cpu_count() or 1
     scan_cache = Path(tempfile.mkdtemp(prefix="ascend-migrate-bench-cache-"))
     own_src = str(HERE.parent / "src")
@@ -672,6 +701,17 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         rows["base-warm"] = Row("base-warm", "baseline scan, warm (cache populated)", [], [], "")
         rows["base-1-file"] = Row("base-1-file", "baseline scan, one file changed", [], [], "")
         rows["base-migrate"] = Row("base-migrate", "baseline migrate, dry run (cache populated)", [], [], "")
+    versions = [("", env)] + ([("base-", base_env)] if base_env is not None else [])
+    if cli_warm:
+        for prefix, _ in versions:
+            who = "baseline " if prefix else ""
+            for fmt in CLI_FORMATS:
+                rows[f"{prefix}cli-warm-{fmt}"] = Row(f"{prefix}cli-warm-{fmt}",
+                                                      f"{who}CLI scan --format {fmt}, unchanged tree", [], [], "")
+            rows[f"{prefix}cli-1-file"] = Row(f"{prefix}cli-1-file", f"{who}CLI scan --format json, one file changed",
+                                              [], [], "")
+            rows[f"{prefix}cli-migrate"] = Row(f"{prefix}cli-migrate", f"{who}migrate, dry run, right after a scan",
+                                               [], [], "")
     if cli:
         rows["cli-cold"] = Row("cli-cold", "ascend-migrate scan --format json -o FILE --no-cache", [], [], "")
     try:
@@ -711,6 +751,18 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
                 rows[key].runs.append(wall)
                 rows[key].cpu.append(cpu)
                 rows[key].output = f"{diff_lines:,} diff lines"
+            if cli_warm:
+                for prefix, row_env in versions:  # the agent's loop: edit, scan, scan, migrate
+                    edit_one_file(tree, round_no * 2 + (prefix == "base-") + 100)
+                    wall, cpu, size = run_cli_scan(tree, "json", row_env)
+                    _record(rows[f"{prefix}cli-1-file"], wall, cpu, f"{size:,} bytes of report")
+                    settle()
+                    for fmt in CLI_FORMATS:
+                        run_cli_scan(tree, fmt, row_env)  # primes the stored report (not timed)
+                        wall, cpu, size = run_cli_scan(tree, fmt, row_env)
+                        _record(rows[f"{prefix}cli-warm-{fmt}"], wall, cpu, f"{size:,} bytes of report")
+                    wall, cpu, diff_lines = run_migrate(tree, row_env)
+                    _record(rows[f"{prefix}cli-migrate"], wall, cpu, f"{diff_lines:,} diff lines")
             if cli:
                 rows["cli-cold"].runs.append(run_cli(tree, report_file, env))
                 rows["cli-cold"].output = "report written"
@@ -729,6 +781,12 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         row.lines_per_s = stats.total_lines / row.median_s
     return list(rows.values()), {"files_scanned": warm_info["files"], "lines_scanned": warm_info["lines"],
                                  "findings": warm_info["findings"], "notes": warm_info["notes"]}
+
+
+def _record(row: Row, wall: float, cpu: float, output: str) -> None:
+    row.runs.append(wall)
+    row.cpu.append(cpu)
+    row.output = output
 
 
 def rg_version(rg: str) -> str:
@@ -764,6 +822,9 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--tree", type=Path, help="benchmark this existing tree instead of a generated one")
     ap.add_argument("--jobs", type=int, help="scanner workers for the default rows (default: one per core)")
     ap.add_argument("--cli", action="store_true", help="also time the CLI end to end (JSON report written)")
+    ap.add_argument("--cli-warm", action="store_true",
+                    help="also time the CLI in an agent's loop: one file edited then scanned (JSON), the unchanged "
+                         "tree re-scanned in each of text/json/sarif, then a dry-run migrate")
     ap.add_argument("--json", dest="json_out", type=Path, metavar="FILE", help="also write the results as JSON")
     ap.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help="where generated trees are kept")
     ap.add_argument("--rg", help="ripgrep binary (default: the one installed next to this Python, else PATH)")
@@ -803,7 +864,8 @@ def main(argv: Optional[list[str]] = None) -> int:
         copy = work / tree.name
         shutil.copytree(tree, copy, symlinks=True)
         rows, scan_info = bench(copy, stats, args.repeat, args.jobs, rg, args.cli, log, no_ignore=not args.tree,
-                                j1=not args.tree, baseline_src=args.baseline_src.resolve() if args.baseline_src else None)
+                                j1=not args.tree, baseline_src=args.baseline_src.resolve() if args.baseline_src else None,
+                                cli_warm=args.cli_warm)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     machine = {"load_before": load_before, "load_after": _loadavg(), "cpus": os.cpu_count(),

@@ -152,6 +152,23 @@ def _digest(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def new_file_mode() -> int:
+    """The mode a plain `open(path, "w")` would give a new file: 0666 less the umask.
+
+    Read from /proc where it can be (reading the umask any other way means setting it, which
+    would race with other threads); otherwise set and restored at once."""
+    try:
+        with open("/proc/self/status", "rb") as fh:
+            for line in fh:
+                if line.startswith(b"Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError, IndexError):
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _keep_owner(tmp: str, st: Optional[os.stat_result]) -> None:
     """Give the new file the replaced file's owner and group (then its mode: chown clears setuid)."""
     if st is None:
@@ -248,8 +265,9 @@ class Transaction:
             with os.fdopen(fd, "wb") as fh:
                 fh.write(data)
             _keep_owner(tmp, item.original_stat)
-            if mode is not None:
-                os.chmod(tmp, stat.S_IMODE(mode))
+            if mode is None:  # a temporary file is made 0600; the file it becomes is not secret
+                mode = item.original_mode if item.original_mode is not None else new_file_mode()
+            os.chmod(tmp, stat.S_IMODE(mode))
             _pause()
         except WriteError:
             raise

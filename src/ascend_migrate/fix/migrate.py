@@ -20,7 +20,8 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
-from ascend_migrate.scan.engine import MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify
+from ascend_migrate.scan.engine import (MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify,
+                                        content_key, worker_gc)
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
@@ -144,7 +145,9 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
     tasks = [_FileTask(rel, str(base / rel if root.is_dir() else root), rel in build_configs,
                        rel in entry_points or rel in init_targets, tuple(by_path.get(rel, ())),
                        guard_inject=rel in guarded_entries and rel not in init_targets,
-                       inject_function="" if rel in init_targets else entry_functions.get(rel, ""))
+                       inject_function="" if rel in init_targets else entry_functions.get(rel, ""),
+                       # with a coverage release the scan and the workers here load the same one
+                       analysis=scan_result.analyses.get(rel) if scan_result.torch_npu_version else None)
              for rel in paths]
     if progress:
         progress("rewriting", 0, len(paths))
@@ -166,6 +169,7 @@ class _FileTask:
     findings: tuple = ()  # the scan's findings in this file
     guard_inject: bool = False  # EntryPoint.guarded: inject only when run as a program
     inject_function: str = ""  # EntryPoint.inject_function: inject into this function's body
+    analysis: Optional[tuple] = None  # the scan's (content hash, findings) of a fully analysed module
 
 
 _PARALLEL_MIN = 64  # below this many files a process pool costs more than it saves
@@ -192,6 +196,7 @@ def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> 
 def _worker_init(npu_version: str) -> None:
     _WORKER["kb"] = load_knowledge()
     _WORKER["coverage"] = _load_coverage(npu_version) if npu_version else None
+    worker_gc()
 
 
 def _worker_batch(batch: list[_FileTask], opts: Options) -> list[tuple]:
@@ -232,7 +237,10 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
         if text is None or problem:
             outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
             return outcome, notes
-        rewritten = rewrite_python(kb, rel, text, file_opts, coverage)
+        # the scan analysed these very bytes (same rules, same coverage): its findings stand
+        reuse = task.analysis is not None and task.analysis[0] == content_key(data)
+        rewritten = rewrite_python(kb, rel, text, file_opts, coverage,
+                                   findings=list(task.analysis[1]) if reuse else None)
     elif job.kind == "notebook":
         text = data.decode("utf-8", errors="surrogateescape")
         rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)

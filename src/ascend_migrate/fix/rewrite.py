@@ -327,14 +327,16 @@ def _binds(node: ast.AST, name: str) -> bool:
     return False
 
 
-def unbound_uses(text: str, names: Iterable[str]) -> dict[str, int]:
+def unbound_uses(text: str, names: Iterable[str], tree: Optional[ast.Module] = None) -> dict[str, int]:
     """Names of `names` that the module reads before binding them: name -> first such line.
 
     Module-level code runs top to bottom, so a read at import time must come after a binding
     in an earlier statement; code inside functions runs later and needs a module-level binding
     anywhere (or its own). Star imports and `global` rebinding are taken as binding nothing.
+    `tree`: `ast.parse(text)` if the caller has it (only read here).
     """
-    tree = ast.parse(text)
+    if tree is None:
+        tree = ast.parse(text)
     wanted = set(names)
     problems: dict[str, int] = {}
     bound: set[str] = set()
@@ -531,21 +533,30 @@ def _covered(finding: Finding, edits: list[Edit]) -> bool:
 
 
 def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, coverage=None,
-                   outer: Optional[dict[str, Optional[str]]] = None) -> RewriteResult:
+                   outer: Optional[dict[str, Optional[str]]] = None,
+                   tree: Optional[ast.Module] = None, findings: Optional[list[Finding]] = None) -> RewriteResult:
     """Rewrite one Python module's text (already decoded, BOM removed).
 
     `outer` holds module-level bindings made elsewhere (earlier notebook cells, name -> qualified
     name): names resolve through them, and `torch` or `_device_type` are not added again.
+    `tree`: `ast.parse(text)` if the caller has it. The module is parsed once: the analysis and
+    the rewrite read the same tree (neither changes it). `findings`: what
+    `analyse_python_text(Job(rel, "python"), text, kb, coverage)` returns for this very text
+    (the scan's analysis of the same bytes; only without `outer`), so it is not run again.
     """
     outer = outer or {}
-    findings = analyse_python_text(Job(rel, "python"), text, kb, coverage, outer=outer).findings
+    if tree is None:
+        try:
+            tree = ast.parse(text, filename=rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # the analysis parses again and reports why (SC001)
+    if findings is None or outer:
+        findings = analyse_python_text(Job(rel, "python"), text, kb, coverage, outer=outer, tree=tree).findings
     if any(f.rule == "SC001" for f in findings):
         reason = next(f.symbol for f in findings if f.rule == "SC001")
         return RewriteResult(text, manual=[Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {reason}")])
-    try:
-        tree = ast.parse(text)
-    except SyntaxError as exc:  # pragma: no cover - analyse() reports this as SC001
-        return RewriteResult(text, error=f"does not parse: {exc}")
+    if tree is None:  # pragma: no cover - analyse() reports this as SC001
+        return RewriteResult(text, error="does not parse")
     lines = split_lines(text)
     nl = _newline(text)
     edits: list[Edit] = []
@@ -710,14 +721,14 @@ def verify(kb: KnowledgeBase, rel: str, new_text: str, opts: Options, kind: str 
     it, and a second pass (with the same inputs as the first) changes nothing."""
     if kind == "python":
         try:
-            ast.parse(new_text)
+            tree = ast.parse(new_text)
         except SyntaxError as exc:
             return f"rewritten code does not parse (line {exc.lineno}: {exc.msg})"
         problem = _compile_problem(new_text, rel)
         if problem and (old_text is None or not _compile_problem(old_text, rel)):
             return f"rewritten code does not compile ({problem})"
         names = ("torch", *HELPER_NAMES)
-        unbound = unbound_uses(new_text, names)
+        unbound = unbound_uses(new_text, names, tree)
         if old_text is not None and unbound:
             try:
                 before = unbound_uses(old_text, names)
@@ -727,7 +738,7 @@ def verify(kb: KnowledgeBase, rel: str, new_text: str, opts: Options, kind: str 
         if unbound:
             name, line = min(unbound.items(), key=lambda item: item[1])
             return f"rewritten code reads `{name}` before binding it (line {line}); not written"
-        again = rewrite_python(kb, rel, new_text, opts, coverage)
+        again = rewrite_python(kb, rel, new_text, opts, coverage, tree=tree)
     else:
         again = rewrite_config(kb, rel, new_text, config_kind, opts)
     if again.text != new_text:

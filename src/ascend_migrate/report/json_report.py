@@ -46,7 +46,7 @@ def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str,
     ordered = sorted(result.findings, key=Finding.sort_key)
     prints = fingerprints(ordered)
     findings = [_finding(f, kb, fp) for f, fp in zip(ordered, prints)]
-    return readable({
+    return _readable_if_needed({
         "schema": SCHEMA_ID,
         "tool": {"name": TOOL_NAME, "version": __version__},
         "root": str(result.root),
@@ -135,6 +135,17 @@ def readable(data: Any) -> Any:
     if isinstance(data, (list, tuple)):
         return [readable(v) for v in data]
     return data
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _readable_if_needed(report: dict[str, Any]) -> dict[str, Any]:
+    """`readable(report)`, skipped when no string in the report holds a surrogate escape (then
+    it would change nothing): one compact encoding and one search instead of a copy of
+    every dict, list and string of the report."""
+    text = json.dumps(report, ensure_ascii=False, check_circular=False, separators=(",", ":"))
+    return readable(report) if _SURROGATE.search(text) else report
 
 
 def dumps(result: ScanResult, kb: Optional[KnowledgeBase] = None, indent: Optional[int] = 2) -> str:

@@ -48,6 +48,10 @@ class ScanResult:
     duration_s: float = 0.0
     torch_npu_version: str = ""
     build_configs: list[str] = field(default_factory=list)  # build/install/CI configs: reported, not rewritten
+    # Python modules the scan analysed in full: path -> (content hash, the analysis' findings in
+    # its own order, before rule selection). Not part of any report: the migrator re-uses an
+    # analysis for a file whose bytes still hash the same instead of analysing it again.
+    analyses: dict[str, tuple[bytes, tuple[Finding, ...]]] = field(default_factory=dict, repr=False, compare=False)
 
     def rules_fired(self) -> set[str]:
         return {f.rule for f in self.findings}

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
+from typing import Any, Optional
 
 import click
 
-from ascend_migrate.knowledge.base import SEVERITIES
+from ascend_migrate.scan.finding import SEVERITIES  # the knowledge base's, without loading it
 
 FAIL_LEVELS = (*SEVERITIES, "never")
 EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -53,13 +55,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     Project defaults live under [tool.ascend-migrate] (exclude, select, ignore) in the nearest
     pyproject.toml at or above PATH; scan, migrate and validate all read it.
     """
-    from ascend_migrate.console import detail, info, verbosity
-    from ascend_migrate.knowledge.base import load_knowledge
-    from ascend_migrate.knowledge.loader import KnowledgeError
-    from ascend_migrate.report import render
-    from ascend_migrate.report.terminal import Progress
-    from ascend_migrate.scan.api import scan
-    from ascend_migrate.scan.engine import INTERNAL_PREFIX, ConfigError
+    started = time.perf_counter()
+    from ascend_migrate.console import detail, info, set_color, verbosity
     from ascend_migrate.scan.walk import display
 
     if not path.exists():
@@ -70,6 +67,34 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             raise click.BadParameter(f"{sarif_root} is not a folder containing {path}", param_hint="--sarif-root")
     if docs_base is not None and "://" not in docs_base:
         raise click.BadParameter("must be an absolute URL such as https://example.org/docs/", param_hint="--docs-base")
+    use_color = set_color(color) and output is None
+    snapshots = snap_key = fingerprint = None
+    if not no_cache:  # the tree as the last scan with these options saw it: its report stands
+        from ascend_migrate.scan import report_snapshot as snapshots
+
+        snap_key = snapshots.options_key(path, {
+            "fmt": fmt, "color": use_color, "select": select, "ignore": ignore, "exclude": exclude,
+            "torch_npu": torch_npu, "entry": entry, "no_entry": no_entry,
+            "sarif_root": str(sarif_root.resolve()) if sarif_root is not None else None, "docs_base": docs_base})
+        try:
+            fingerprint = snapshots.tree_fingerprint(path, exclude)
+        except OSError:
+            fingerprint = None
+        stored = snapshots.load(snap_key, fingerprint, fmt) if fingerprint is not None else None
+        if stored is not None:
+            facts = stored.facts
+            seconds = time.perf_counter() - started
+            _emit(stored.text(seconds), fmt, output, facts)
+            detail(_detail_line(facts, seconds))
+            sys.exit(_exit_for(facts["worst"], fail_on))
+
+    from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.knowledge.loader import KnowledgeError
+    from ascend_migrate.report import render
+    from ascend_migrate.report.terminal import Progress
+    from ascend_migrate.scan.api import scan
+    from ascend_migrate.scan.engine import INTERNAL_PREFIX, ConfigError
+
     try:
         kb = load_knowledge()
         progress = Progress() if (fmt == "text" or output) and verbosity() >= 0 else None
@@ -82,12 +107,39 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     except (ConfigError, KnowledgeError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(EXIT_ERROR)
-    from ascend_migrate.console import set_color
-
-    use_color = set_color(color) and output is None
     sarif_options = {"source_root": sarif_root, "docs_base": docs_base}
-    text = render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
-        render(result, fmt, kb=kb, sarif_options=sarif_options)
+
+    def rendered() -> str:
+        return render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
+            render(result, fmt, kb=kb, sarif_options=sarif_options)
+
+    internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
+    facts = {"findings": len(result.findings), "files_scanned": result.files_scanned,
+             "lines_scanned": result.lines_scanned, "entry_points": len(result.entry_points),
+             "rejected": len(result.rejected_entry_points), "notes": len(result.notes),
+             "worst": max((SEVERITIES.index(f.severity) for f in result.findings), default=-1)}
+    text = None
+    if snapshots is not None and fingerprint is not None and not internal:
+        seconds, result.duration_s = result.duration_s, snapshots.STAND_IN_SECONDS
+        template = snapshots.make_template(fmt, rendered())
+        result.duration_s = seconds
+        if template is not None:
+            stored = snapshots.Snapshot(fmt, template, facts)
+            text = stored.text(seconds)
+            snapshots.save(snap_key, fingerprint, stored)
+    if text is None:
+        text = rendered()
+    _emit(text, fmt, output, facts)
+    detail(_detail_line(facts, result.duration_s))
+    for note in internal:  # one line per file; every other file was scanned
+        click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
+    sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
+
+
+def _emit(text: str, fmt: str, output: Optional[Path], facts: dict[str, Any]) -> None:
+    """The report to stdout, or to `output` whole or not at all (exit 2 when it cannot be written)."""
+    from ascend_migrate.console import info
+
     if output:
         from ascend_migrate.fix.commit import Transaction, WriteError, is_stream, write_stream
 
@@ -103,21 +155,24 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             txn.abort()
             click.echo(f"error: {exc}", err=True)
             sys.exit(EXIT_ERROR)
-        info(f"wrote {fmt} report to {output} ({len(result.findings)} findings in {result.files_scanned} files)")
+        info(f"wrote {fmt} report to {output} ({facts['findings']} findings in {facts['files_scanned']} files)")
     else:
-        click.echo(text, nl=not text.endswith("\n"))
-    detail(f"scanned {result.files_scanned} files ({result.lines_scanned} lines) in {result.duration_s:.2f} s; "
-           f"{len(result.entry_points)} entry points selected, {len(result.rejected_entry_points)} rejected; "
-           f"{len(result.notes)} notes")
-    internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
-    for note in internal:  # one line per file; every other file was scanned
-        click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
-    sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
+        # click strips ANSI codes when stdout is no terminal: a regex pass over megabytes of JSON
+        # that can only change text holding an escape character, so it runs only then
+        click.echo(text, nl=not text.endswith("\n"), color=None if "\x1b" in text else True)
+
+
+def _detail_line(facts: dict[str, Any], seconds: float) -> str:
+    return (f"scanned {facts['files_scanned']} files ({facts['lines_scanned']} lines) in {seconds:.2f} s; "
+            f"{facts['entry_points']} entry points selected, {facts['rejected']} rejected; {facts['notes']} notes")
+
+
+def _exit_for(worst: int, fail_on: str) -> int:
+    """Exit code for a scan whose most severe finding has index `worst` in SEVERITIES (-1: none)."""
+    if fail_on == "never":
+        return EXIT_OK
+    return EXIT_FINDINGS if worst >= SEVERITIES.index(fail_on) else EXIT_OK
 
 
 def exit_code(result, fail_on: str) -> int:
-    if fail_on == "never":
-        return EXIT_OK
-    threshold = SEVERITIES.index(fail_on)
-    worst = max((SEVERITIES.index(f.severity) for f in result.findings), default=-1)
-    return EXIT_FINDINGS if worst >= threshold else EXIT_OK
+    return _exit_for(max((SEVERITIES.index(f.severity) for f in result.findings), default=-1), fail_on)

@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import re
-import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -31,6 +30,8 @@ from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
+from ascend_migrate.scan.project_config import ConfigError, ProjectConfig, find_project_config, load_project_config
+from ascend_migrate.scan.cache_location import cache_dir
 from ascend_migrate.scan.python_ast import AGNOSTIC_PRELUDE, PythonAnalyzer
 from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes
 from ascend_migrate.scan.walk import excluded, walk_tree
@@ -61,6 +62,7 @@ class FileResult:
     deferred: bool = False  # a data file left unscanned: analysed only if a launch script names it
     build: bool = False  # a build, install or CI config: findings without fixes, never rewritten
     agnostic_prelude: bool = False  # binds `_accel_type` at module level, as the agnostic rewrite writes it
+    analysed: bool = False  # Python analysed in full (analyse_python_text), findings not capped
 
 
 @dataclass(frozen=True)
@@ -68,83 +70,6 @@ class Job:
     rel: str
     kind: str  # python | notebook | cuda | dependency | requirements | config | launcher
     config_kind: str = ""
-
-
-# --------------------------------------------------------------------------- configuration
-@dataclass
-class ProjectConfig:
-    exclude: tuple[str, ...] = ()
-    select: tuple[str, ...] = ()
-    ignore: tuple[str, ...] = ()
-
-
-def find_project_config(start: Path) -> Optional[Path]:
-    """The nearest pyproject.toml at or above `start` that has a [tool.ascend-migrate] table
-    (a pyproject.toml without one is passed over, as a subpackage's often is)."""
-    here = start.resolve()
-    for folder in (here, *here.parents):
-        path = folder / "pyproject.toml"
-        if path.is_file():
-            try:
-                text = path.read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                continue
-            if re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?ascend-migrate[\"']?\s*[\].]", text, re.M):
-                return path
-    return None
-
-
-def _rebase(patterns: Iterable[str], prefix: str) -> tuple[str, ...]:
-    """Exclude patterns written relative to the config's folder, made relative to a scan of
-    its subfolder `prefix`: patterns under that subfolder lose the prefix, patterns that start
-    with a wildcard apply anywhere, patterns for other folders do not apply."""
-    if not prefix:
-        return tuple(patterns)
-    out = []
-    for pat in patterns:
-        if pat.startswith(prefix + "/"):
-            out.append(pat[len(prefix) + 1:])
-        elif pat.startswith(("*", "?", "[")):
-            out.append(pat)
-    return tuple(out)
-
-
-def load_project_config(root: Path) -> ProjectConfig:
-    """Read [tool.ascend-migrate] (exclude, select, ignore) from the nearest pyproject.toml at
-    or above `root` that has that table. `exclude` patterns are relative to its folder."""
-    path = find_project_config(root)
-    if path is None:
-        return ProjectConfig()
-    try:
-        if sys.version_info >= (3, 11):
-            import tomllib
-        else:  # pragma: no cover - exercised on older interpreters only
-            import tomli as tomllib  # type: ignore[no-redef]
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except Exception as exc:  # a broken pyproject must not stop the scan
-        raise ConfigError(f"{path}: cannot read [tool.ascend-migrate]: {exc}") from exc
-    section = data.get("tool", {}).get("ascend-migrate", {})
-    if not isinstance(section, dict):
-        raise ConfigError(f"{path}: [tool.ascend-migrate] must be a table")
-    out = {}
-    for key in ("exclude", "select", "ignore"):
-        value = section.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{path}: tool.ascend-migrate.{key} must be a list of strings")
-        out[key] = tuple(value)
-    unknown = set(section) - {"exclude", "select", "ignore"}
-    if unknown:
-        raise ConfigError(f"{path}: unknown key(s) in [tool.ascend-migrate]: {', '.join(sorted(unknown))}")
-    try:
-        prefix = root.resolve().relative_to(path.parent).as_posix()
-    except ValueError:  # pragma: no cover - found above root by construction
-        prefix = ""
-    out["exclude"] = _rebase(out["exclude"], "" if prefix == "." else prefix)
-    return ProjectConfig(**out)
-
-
-class ConfigError(ValueError):
-    """Bad scan configuration (user error: exit code 2)."""
 
 
 # --------------------------------------------------------------------------- discovery
@@ -245,6 +170,7 @@ def cap_findings(result: FileResult, limit: int = MAX_FINDINGS_PER_RULE) -> File
                         f"(at most {limit} per rule per file)",
                 severity="info", confidence="low", symbol="capped"))
     result.findings = kept
+    result.analysed = False  # no longer what an analysis of the file gives
     capped = ", ".join(f"{rule} ({n} more)" for rule, n in sorted(over.items()))
     note = f"findings capped at {limit} per rule: {capped}"
     result.note = f"{result.note}; {note}" if result.note else note
@@ -273,7 +199,9 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
             return result
         name = job.rel.rsplit("/", 1)[-1]
         if name == "__main__.py" or name.lower() == "setup.py" or prefilter.needs_analysis(text, kb):
-            return analyse_python_text(job, text, kb, coverage, result)
+            result = analyse_python_text(job, text, kb, coverage, result)
+            result.analysed = True
+            return result
         if b"import" in data:
             return _imports_only(job, text, kb, result)
         return result
@@ -321,12 +249,15 @@ def _imports_only(job: Job, text: str, kb: KnowledgeBase, result: FileResult) ->
 
 def analyse_python_text(job: Job, text: str, kb: KnowledgeBase, coverage: Any = None,
                         result: Optional[FileResult] = None,
-                        outer: Optional[dict[str, Optional[str]]] = None) -> FileResult:
+                        outer: Optional[dict[str, Optional[str]]] = None,
+                        tree: Optional[ast.Module] = None) -> FileResult:
     """Analyse already-decoded Python source (the migrator re-analyses its own output this way).
-    `outer`: bindings of earlier notebook cells."""
+    `outer`: bindings of earlier notebook cells. `tree`: `ast.parse(text)` when the caller has
+    it already (the analysis only reads it), so the source is not parsed twice."""
     if result is None:
         result = FileResult(lines=text.count("\n"))
-    tree = _parse(job, text, kb, result)
+    if tree is None:
+        tree = _parse(job, text, kb, result)
     if tree is None:
         return result
     try:
@@ -514,12 +445,6 @@ def _kb_digest() -> str:
     return h.hexdigest()
 
 
-def cache_dir() -> Path:
-    base = os.environ.get("ASCEND_MIGRATE_CACHE_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"), "ascend-migrate")
-    return Path(base)
-
-
 def _cache_file(root: Path, npu_version: str) -> Path:
     key = hashlib.blake2b(f"{root.resolve()}|{npu_version}|{CACHE_FORMAT}".encode(), digest_size=12).hexdigest()
     return cache_dir() / "scan" / f"{key}.index"
@@ -572,12 +497,35 @@ _WORKER_STATE: dict[str, Any] = {}
 def _worker_init(npu_version: Optional[str]) -> None:
     _WORKER_STATE["kb"] = load_knowledge()
     _WORKER_STATE["coverage"] = _load_coverage(npu_version)
+    worker_gc()
+
+
+def worker_gc() -> None:
+    """Collect garbage less often in a worker process (never in a caller's process).
+
+    A worker builds and drops one syntax tree per file: millions of short-lived container
+    objects. With the default thresholds the collector runs every 700 allocations and its
+    older generations keep walking the knowledge base and coverage tables loaded at start.
+    Those are frozen (never collected: they live as long as the worker) and young objects
+    are collected every 100,000 allocations; on Megatron-LM a one-process cold scan took
+    about 8% less CPU (bench/cold_breakdown.py, bench/README.md). What is found does not
+    depend on when garbage is collected."""
+    import gc
+
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(100_000, 50, 100)
 
 
 def _worker(batch: list[tuple[Job, str, Optional[bytes]]]) -> list[tuple]:
     kb = _WORKER_STATE["kb"]
     cov = _WORKER_STATE["coverage"]
     return [_process(job, full, old, kb, cov) for job, full, old in batch]
+
+
+def content_key(data: bytes) -> bytes:
+    """The hash a file's cached result is kept under (the migrator checks it before re-using one)."""
+    return hashlib.blake2b(data, digest_size=16).digest()
 
 
 def _process(job: Job, full: str, old_key: Optional[bytes], kb: KnowledgeBase, cov: Any) -> tuple:
@@ -593,7 +541,7 @@ def _process(job: Job, full: str, old_key: Optional[bytes], kb: KnowledgeBase, c
         return ("note", f"skipped: written by ascend-migrate ({own})")
     if b"\0" in data[:8192] and job.kind != "notebook":
         return ("note", "skipped: binary content")
-    key = hashlib.blake2b(data, digest_size=16).digest()
+    key = content_key(data)
     if key == old_key:
         return ("same", key)
     return ("new", key, _safe_analyse(job, data, kb, cov))
@@ -727,6 +675,8 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         if rel in fresh.files:
             fresh.files[rel] = replace(fresh.files[rel], result=res, view=b"")  # a new result: a new view
     _aggregate(result, results, kb, scan_root)
+    result.analyses = {rel: (entry.key, tuple(entry.result.findings)) for rel, entry in fresh.files.items()
+                       if entry.result.analysed and entry.result is results.get(rel)}
     fresh.entries_key, fresh.entries = cache.entries_key, cache.entries
     _decide_entries(result, results, root, entry, no_entry, fresh)
     if use_cache and (todo or named or len(fresh.files) != len(cache.files)

@@ -122,6 +122,19 @@ def _realpath_strict(full: str) -> str:  # pragma: no cover - Python 3.9
     return os.path.realpath(full)
 
 
+def _kind(entry: os.DirEntry) -> int:
+    """The entry's file type bits (as in st_mode). The folder listing usually says (d_type), so
+    the common kinds cost no `stat`; anything else (a FIFO, a device, a file system that does
+    not fill d_type in) is `lstat`ed."""
+    if entry.is_symlink():
+        return stat.S_IFLNK
+    if entry.is_dir(follow_symlinks=False):
+        return stat.S_IFDIR
+    if entry.is_file(follow_symlinks=False):
+        return stat.S_IFREG
+    return entry.stat(follow_symlinks=False).st_mode
+
+
 def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool = True) -> Walk:
     """Every regular file and in-tree symlink under `root`, in sorted order, plus what was skipped.
 
@@ -146,7 +159,7 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
         for entry in entries:
             rel = f"{rel_dir}/{entry.name}" if rel_dir else entry.name
             try:
-                mode = entry.stat(follow_symlinks=False).st_mode
+                mode = _kind(entry)
             except OSError as exc:
                 out.skipped.append((rel, f"unreadable: {exc.strerror or exc}"))
                 continue

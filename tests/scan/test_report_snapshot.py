@@ -1,0 +1,164 @@
+"""A re-scan of an unchanged tree writes the stored report again: same bytes as a fresh scan
+(but the scan time), never stale after an edit, an option change or a fresh file."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_migrate.cli import cli
+from ascend_migrate.scan import engine
+from ascend_migrate.scan import report_snapshot as snapshots
+
+TRAIN = '''import argparse
+import torch
+import torch.distributed as dist
+from torch.cuda.amp import GradScaler
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--backend", default="nccl")
+    args = parser.parse_args()
+    dist.init_process_group(args.backend)
+    model = torch.nn.Linear(4, 4).cuda()
+    scaler = GradScaler()
+    print(torch.cuda.get_device_capability())
+
+
+if __name__ == "__main__":
+    main()
+'''
+UTIL = "import torch\n\n\ndef to_dev(x):\n    return x.to('cuda:0')\n"
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(snapshots, "RACY_NS", 0)  # files written by the test count as settled
+
+
+@pytest.fixture
+def project(tmp_path) -> Path:
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "train.py").write_text(TRAIN)
+    (root / "pkg" / "util.py").write_text(UTIL)
+    (root / "run.sh").write_text("export NCCL_DEBUG=INFO\ntorchrun --nproc_per_node=2 train.py\n")
+    return root
+
+
+def _scan(root: Path, *args: str) -> tuple[int, str]:
+    res = CliRunner().invoke(cli, ["scan", str(root), "--fail-on", "never", *args])
+    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
+    return res.exit_code, res.stdout
+
+
+def _without_time(fmt: str, text: str) -> str:
+    if fmt == "json":
+        return re.sub(r'"duration_s": [0-9.e+-]+', '"duration_s": T', text)
+    return re.sub(r"in [0-9.]+ s", "in T s", text)
+
+
+def _no_scan(monkeypatch) -> None:
+    def refuse(*_a, **_k):
+        raise AssertionError("the tree was scanned although nothing changed")
+    monkeypatch.setattr(engine, "run_scan", refuse)
+
+
+@pytest.mark.parametrize("fmt", ["text", "json", "sarif", "md", "csv"])
+def test_unchanged_tree_gets_the_fresh_scans_report_without_scanning(project, monkeypatch, fmt):
+    _, fresh = _scan(project, "--format", fmt, "--no-cache")
+    _, first = _scan(project, "--format", fmt)
+    _no_scan(monkeypatch)
+    _, again = _scan(project, "--format", fmt)
+    assert "nccl" in fresh.lower()
+    assert _without_time(fmt, again) == _without_time(fmt, first) == _without_time(fmt, fresh)
+
+
+def test_the_stored_json_report_carries_this_runs_time(project, monkeypatch):
+    _scan(project, "--format", "json")
+    _no_scan(monkeypatch)
+    _, again = _scan(project, "--format", "json")
+    seconds = json.loads(again)["duration_s"]
+    assert 0 <= seconds < 60 and str(snapshots.STAND_IN_SECONDS) not in again
+
+
+def test_an_edit_is_seen(project):
+    _scan(project, "--format", "json")
+    before = json.loads(_scan(project, "--format", "json")[1])
+    (project / "pkg" / "util.py").write_text(UTIL + "\n\ndef more(m):\n    return m.cuda()\n")
+    after = json.loads(_scan(project, "--format", "json")[1])
+    assert after["counts"]["findings"] == before["counts"]["findings"] + 1
+
+
+def test_a_same_size_rewrite_with_the_old_mtime_is_not_taken_from_the_snapshot(project, monkeypatch):
+    _scan(project, "--format", "json")
+    target = project / "pkg" / "util.py"
+    st = target.stat()
+    target.write_text(UTIL.replace("cuda:0", "cpu:00"))  # same size; mtime put back below
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    scans = []
+    real = engine.run_scan
+    monkeypatch.setattr(engine, "run_scan", lambda *a, **k: scans.append(a) or real(*a, **k))
+    _scan(project, "--format", "json")
+    assert len(scans) == 1  # the inode change time differs: the tree is scanned again
+
+
+def test_added_and_removed_files_are_seen(project):
+    _scan(project, "--format", "json")
+    (project / "extra.py").write_text("import torch\nx = torch.cuda.is_available()\n")
+    assert any(f["path"] == "extra.py" for f in json.loads(_scan(project, "--format", "json")[1])["findings"])
+    (project / "extra.py").unlink()
+    assert not any(f["path"] == "extra.py" for f in json.loads(_scan(project, "--format", "json")[1])["findings"])
+
+
+def test_options_and_project_settings_are_part_of_the_key(project):
+    _, full = _scan(project, "--format", "json")
+    _, only = _scan(project, "--format", "json", "--select", "DV")
+    assert {f["rule"][:2] for f in json.loads(only)["findings"]} == {"DV"}
+    assert len(json.loads(full)["findings"]) > len(json.loads(only)["findings"])
+    (project / "pyproject.toml").write_text('[tool.ascend-migrate]\nexclude = ["pkg"]\n')
+    excluded = json.loads(_scan(project, "--format", "json")[1])
+    assert not any(f["path"].startswith("pkg/") for f in excluded["findings"])
+
+
+def test_fresh_files_are_not_trusted(project, monkeypatch):
+    monkeypatch.setattr(snapshots, "RACY_NS", 10 ** 18)  # every file counts as just written
+    _scan(project, "--format", "json")
+    assert not list((Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.snapshot"))
+
+
+def test_a_damaged_snapshot_is_a_miss(project):
+    _, first = _scan(project, "--format", "json")
+    (stored,) = (Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.snapshot")
+    data = stored.read_bytes()
+    stored.write_bytes(data[:-100])  # truncated: the length in the head no longer matches
+    _, again = _scan(project, "--format", "json")
+    assert _without_time("json", again) == _without_time("json", first)
+
+
+def test_exit_code_follows_fail_on_from_a_stored_report(project, monkeypatch):
+    _scan(project, "--format", "json")
+    _no_scan(monkeypatch)
+    code_error = CliRunner().invoke(cli, ["scan", str(project), "--format", "json", "--fail-on", "info"]).exit_code
+    code_never = CliRunner().invoke(cli, ["scan", str(project), "--format", "json", "--fail-on", "never"]).exit_code
+    assert (code_error, code_never) == (1, 0)
+
+
+def test_written_reports_follow_the_umask(project, tmp_path):
+    old = os.umask(0o027)
+    try:
+        out = tmp_path / "report.json"
+        _scan(project, "--format", "json", "-o", str(out))
+        assert stat.S_IMODE(out.stat().st_mode) == 0o640
+        out.chmod(0o604)  # an existing report keeps its mode when replaced
+        _scan(project, "--format", "json", "-o", str(out), "--no-cache")
+        assert stat.S_IMODE(out.stat().st_mode) == 0o604
+    finally:
+        os.umask(old)
