@@ -37,6 +37,24 @@ def _run_plain(args: list, cwd: Path, timeout: float = 240):
                           timeout=timeout, env=plain_env())
 
 
+# A 2-process torchrun on this CPU torch occasionally aborts as a rank exits, after its work is
+# done: libstdc++'s "terminate called without an active exception" (a joinable thread destroyed
+# at interpreter exit), seen on the plain gloo run of the unported original as well as on the
+# stand-in, twice in about a dozen runs of these tests on a loaded 2-core host (0 in 12 plain
+# runs on an idle one). It says
+# nothing about either program's results, so such a run is started once more; any other failure,
+# or the same abort twice, fails the test.
+EXIT_ABORT = "terminate called without an active exception"
+
+
+def _launch(run, *args, **kwargs):
+    """`run(*args, **kwargs)`, started a second time only after an exit-time abort (above)."""
+    first = run(*args, **kwargs)
+    if first.returncode != 0 and EXIT_ABORT in (first.stderr or ""):
+        return run(*args, **kwargs)
+    return first
+
+
 def _losses(path: Path) -> list:
     data = json.loads(path.read_text(encoding="utf-8"))
     return data["losses"] if isinstance(data, dict) else data
@@ -82,10 +100,10 @@ def test_example_port_with_amp_runs_at_reduced_precision(npu_standin, example, t
 def test_example_two_processes_over_hccl_match_gloo(npu_standin, example, tmp_path):
     original, port = example
     launch = ["-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", "train.py", "--steps", "4"]
-    ran = npu_standin.run([*launch, "--loss-log", str(tmp_path / "hccl.json")], cwd=port, device_count=2,
-                          autocast=False)
+    ran = _launch(npu_standin.run, [*launch, "--loss-log", str(tmp_path / "hccl.json")], cwd=port, device_count=2,
+                  autocast=False)
     assert ran.returncode == 0, ran.stderr[-3000:]
-    ref = _run_plain([*launch, "--device", "cpu", "--loss-log", tmp_path / "gloo.json"], original)
+    ref = _launch(_run_plain, [*launch, "--device", "cpu", "--loss-log", tmp_path / "gloo.json"], original)
     assert ref.returncode == 0, ref.stderr[-3000:]
     hccl = json.loads((tmp_path / "hccl.json").read_text())
     gloo = json.loads((tmp_path / "gloo.json").read_text())
