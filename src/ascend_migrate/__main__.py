@@ -1,4 +1,4 @@
-from ascend_migrate.cli import main
+from ascend_migrate.entry import main
 
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -18,25 +18,9 @@ from typing import IO, Optional
 
 import click
 
+from ascend_migrate.color_policy import color_enabled, no_color_env  # noqa: F401 (re-exported)
+
 VERBOSITY_KEY = "ascend_migrate.verbosity"
-
-
-def no_color_env() -> bool:
-    return bool(os.environ.get("NO_COLOR", ""))
-
-
-def color_enabled(flag: Optional[bool], stream: Optional[IO] = None) -> bool:
-    """An explicit --color/--no-color wins; otherwise NO_COLOR turns colour off; otherwise
-    colour when `stream` (stdout by default) is a terminal."""
-    if flag is not None:
-        return flag
-    if no_color_env():
-        return False
-    stream = sys.stdout if stream is None else stream
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):
-        return False
 
 
 def set_color(flag: Optional[bool]) -> bool:

@@ -32,8 +32,8 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 import time
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Optional
@@ -95,11 +95,24 @@ class Fingerprint:
         return self.newest_mtime_ns < self.taken_ns - RACY_NS
 
 
+_PRIMED: dict[tuple[str, tuple[str, ...], str], Fingerprint] = {}
+
+
+def prime(path: Path, exclude: tuple[str, ...], fingerprint: Fingerprint) -> None:
+    """Hand a fingerprint just taken (and found to match no stored report) to the next
+    `tree_fingerprint` call for the same tree in this process: the full scan that follows
+    need not walk the tree again. Taken earlier, it is only more careful about fresh files."""
+    _PRIMED[(str(path), tuple(exclude), os.getcwd())] = fingerprint
+
+
 def tree_fingerprint(path: Path, exclude: tuple[str, ...]) -> Fingerprint:
     """Fingerprint of the tree (or file) at `path` as a scan with these exclusions sees it.
 
     `exclude` are the command line's patterns; the project table's are covered by hashing
     the table itself (a table that changes changes the fingerprint)."""
+    primed = _PRIMED.pop((str(path), tuple(exclude), os.getcwd()), None)
+    if primed is not None:
+        return primed
     taken = time.time_ns()
     h = hashlib.blake2b(digest_size=20)
     newest = 0
@@ -177,8 +190,9 @@ class Snapshot:
         return self.template.replace(duration_text(self.fmt, STAND_IN_SECONDS), duration_text(self.fmt, seconds))
 
 
-def load(key: str, fingerprint: Fingerprint, fmt: str) -> Optional[Snapshot]:
-    """The stored report for `key` if it was made from a tree with this fingerprint."""
+def load_body(key: str, fingerprint: Fingerprint, fmt: str) -> Optional[tuple[dict[str, Any], bytes]]:
+    """The facts and the stored bytes (UTF-8, stand-in time) for `key` if made from a tree with
+    this fingerprint; the bytes are checked against the stored CRC-32 when the header has one."""
     try:
         with snapshot_file(key).open("rb") as fh:
             data = fh.read()
@@ -192,10 +206,57 @@ def load(key: str, fingerprint: Fingerprint, fmt: str) -> Optional[Snapshot]:
         if (not isinstance(head, dict) or head.get("fingerprint") != fingerprint.digest or head.get("fmt") != fmt
                 or not isinstance(head.get("facts"), dict) or head.get("length") != len(data) - head_end - 1):
             return None
-        template = data[head_end + 1:].decode("utf-8", "surrogatepass")
-    except (ValueError, UnicodeDecodeError):
+    except ValueError:
         return None
-    return Snapshot(fmt, template, head["facts"])
+    body = data[head_end + 1:]
+    if "crc32" in head and head["crc32"] != zlib.crc32(body):
+        return None
+    return head["facts"], body
+
+
+def load(key: str, fingerprint: Fingerprint, fmt: str) -> Optional[Snapshot]:
+    """The stored report for `key` if it was made from a tree with this fingerprint."""
+    found = load_body(key, fingerprint, fmt)
+    if found is None:
+        return None
+    try:
+        template = found[1].decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    return Snapshot(fmt, template, found[0])
+
+
+def strict_utf8(body: bytes) -> bool:
+    """Is `body` UTF-8 that a strict encoder could have written (no encoded surrogates, which
+    `surrogatepass` lets through)? Cheap for the usual report: a surrogate's encoding starts
+    with 0xED, and a report without that byte needs no decoding to tell."""
+    if b"\xed" not in body:
+        return True
+    try:
+        body.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+def body_chunks(fmt: str, body: bytes, seconds: float) -> list:
+    """The stored bytes with the scan time filled in, as pieces to write one after another
+    (views of `body`: the megabytes around the time are not copied)."""
+    if not _TIME_FIELDS[fmt]:
+        return [body]
+    stand_in = duration_text(fmt, STAND_IN_SECONDS).encode("ascii")
+    actual = duration_text(fmt, seconds).encode("ascii")
+    view = memoryview(body)
+    chunks: list = []
+    start = 0
+    while True:
+        at = body.find(stand_in, start)
+        if at < 0:
+            break
+        chunks += [view[start:at], actual]
+        start = at + len(stand_in)
+    chunks.append(view[start:])
+    return chunks
 
 
 def make_template(fmt: str, rendered: str) -> Optional[str]:
@@ -211,10 +272,12 @@ def save(key: str, fingerprint: Fingerprint, snap: Snapshot) -> None:
         return
     body = snap.template.encode("utf-8", "surrogatepass")
     head = json.dumps({"fingerprint": fingerprint.digest, "fmt": snap.fmt, "facts": snap.facts,
-                       "length": len(body)}, sort_keys=True, ensure_ascii=True).encode("ascii")
+                       "length": len(body), "crc32": zlib.crc32(body)}, sort_keys=True, ensure_ascii=True).encode("ascii")
     path = snapshot_file(key)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # only when storing: a re-scan that reads its report need not import it
+
         fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as fh:

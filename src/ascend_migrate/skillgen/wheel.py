@@ -67,7 +67,7 @@ def _metadata(version: str, requires: Iterable[str], summary: str, python: str) 
 def _entry_points(dist: Optional[importlib.metadata.Distribution]) -> str:
     scripts = sorted((e.name, e.value) for e in (dist.entry_points if dist else []) if e.group == "console_scripts")
     if not scripts:
-        scripts = [("ascend-migrate", "ascend_migrate.cli:main")]
+        scripts = [("ascend-migrate", "ascend_migrate.entry:main")]
     return "[console_scripts]\n" + "".join(f"{name} = {value}\n" for name, value in scripts)
 
 
