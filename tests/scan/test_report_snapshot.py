@@ -162,3 +162,14 @@ def test_written_reports_follow_the_umask(project, tmp_path):
         assert stat.S_IMODE(out.stat().st_mode) == 0o604
     finally:
         os.umask(old)
+
+
+def test_the_tools_digest_is_kept_and_a_damaged_memo_is_recomputed(tmp_path, monkeypatch):
+    monkeypatch.setattr(snapshots, "_TOOL_DIGEST", None)
+    first = snapshots.tool_digest()
+    memos = list((tmp_path / "cache" / "report").glob("tool-*.digest"))
+    assert len(memos) == 1 and memos[0].read_text() == first
+    memos[0].write_text("not a digest")
+    monkeypatch.setattr(snapshots, "_TOOL_DIGEST", None)
+    assert snapshots.tool_digest() == first  # computed again from the package's bytes
+    assert memos[0].read_text() == first

@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 
-@dataclass
-class ProjectConfig:
+class ProjectConfig(NamedTuple):
+    """The table's settings (a light record: this module is read before the analysers load)."""
+
     exclude: tuple[str, ...] = ()
     select: tuple[str, ...] = ()
     ignore: tuple[str, ...] = ()

@@ -34,9 +34,8 @@ import json
 import os
 import time
 import zlib
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NamedTuple, Optional
 
 from ascend_migrate import __version__
 from ascend_migrate.scan.cache_location import cache_dir
@@ -65,25 +64,67 @@ _TOOL_DIGEST: Optional[str] = None
 
 
 def tool_digest() -> str:
-    """Identity of this build: version plus every source and data file of the package."""
+    """Identity of this build: version plus every source and data file of the package.
+
+    Hashing the package's bytes on every re-scan costs more than the rest of the check of a
+    small tree, so the digest is kept in the cache under a key made of the version and every
+    package file's path, size, modification and inode-change times and inode; it is computed
+    again whenever any of them changes, and kept only when every file is settled (`RACY_NS`)."""
     global _TOOL_DIGEST
     if _TOOL_DIGEST is None:
-        h = hashlib.blake2b(__version__.encode(), digest_size=16)
+        started = time.time_ns()
         package = Path(__file__).resolve().parents[1]
+        files: list[tuple[str, str]] = []
         for dirpath, dirnames, filenames in os.walk(package):
             dirnames[:] = sorted(d for d in dirnames if d != "__pycache__")
             for name in sorted(filenames):
                 if name.endswith((".py", ".yaml", ".yml", ".json")):
                     full = os.path.join(dirpath, name)
-                    h.update(os.path.relpath(full, package).encode("utf-8", "surrogateescape") + b"\0")
-                    with open(full, "rb") as fh:
-                        h.update(fh.read())
+                    files.append((os.path.relpath(full, package), full))
+        listing = []
+        newest = 0
+        for rel, full in files:
+            st = os.stat(full)
+            listing.append((rel, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
+            newest = max(newest, st.st_mtime_ns, st.st_ctime_ns)
+        key = hashlib.blake2b(repr((__version__, str(package), listing)).encode("utf-8", "surrogateescape"),
+                              digest_size=16).hexdigest()
+        memo = cache_dir() / "report" / f"tool-{key}.digest"
+        try:
+            known = memo.read_text(encoding="ascii")
+        except (OSError, UnicodeDecodeError):
+            known = ""
+        if len(known) == 32 and all(c in "0123456789abcdef" for c in known):
+            _TOOL_DIGEST = known
+            return known
+        h = hashlib.blake2b(__version__.encode(), digest_size=16)
+        for rel, full in files:
+            h.update(rel.encode("utf-8", "surrogateescape") + b"\0")
+            with open(full, "rb") as fh:
+                h.update(fh.read())
         _TOOL_DIGEST = h.hexdigest()
+        if newest < started - RACY_NS:
+            _write_small(memo, _TOOL_DIGEST.encode("ascii"))
     return _TOOL_DIGEST
 
 
-@dataclass(frozen=True)
-class Fingerprint:
+def _write_small(path: Path, data: bytes) -> None:
+    """Write a small cache file atomically (a name unique to this process, then a rename);
+    failing to write it only costs the next run."""
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+class Fingerprint(NamedTuple):
     """What a report of the tree was made from, as of `taken_ns`."""
 
     digest: str
@@ -175,13 +216,13 @@ def snapshot_file(key: str) -> Path:
     return cache_dir() / "report" / f"{key}.snapshot"
 
 
-@dataclass
 class Snapshot:
     """A stored report: the text with the stand-in time, and what the CLI says besides it."""
 
-    fmt: str
-    template: str
-    facts: dict[str, Any]  # findings, files_scanned, lines_scanned, worst, entry_points, rejected, notes
+    def __init__(self, fmt: str, template: str, facts: dict[str, Any]) -> None:
+        self.fmt = fmt
+        self.template = template
+        self.facts = facts  # findings, files_scanned, lines_scanned, worst, entry_points, rejected, notes
 
     def text(self, seconds: float) -> str:
         """The report with the scan time filled in."""

@@ -19,9 +19,8 @@ from __future__ import annotations
 import fnmatch
 import os
 import stat
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Optional
+from typing import Iterable, NamedTuple, Optional
 
 from ascend_migrate.scan.own_outputs import OWN_DIRS, own_file_name
 
@@ -31,20 +30,39 @@ INSTALLED_DIRS = frozenset({"site-packages", "dist-packages"})
 FETCHED_DIRS = frozenset({"node_modules", ".eggs", ".ipynb_checkpoints"})
 
 
-@dataclass(frozen=True)
-class TreeItem:
+class TreeItem(NamedTuple):
+    """One entry of the tree. (Records here are not dataclasses: importing `dataclasses` costs
+    a re-scan that answers from the stored report a noticeable share of its time.)"""
+
     rel: str  # POSIX path relative to the root; may hold surrogate escapes
     kind: str  # "file" (a regular file) | "link" (a symlink whose target stays inside the tree)
     link: str = ""  # the link's text, for kind == "link"
     is_dir: bool = False  # a link to a directory
 
 
-@dataclass
 class Walk:
-    items: list[TreeItem] = field(default_factory=list)
-    skipped: list[tuple[str, str]] = field(default_factory=list)  # (rel, reason)
-    excluded_dirs: list[str] = field(default_factory=list)  # excluded by the user's patterns
-    dirs: list[str] = field(default_factory=list)  # every folder walked ("" is the root)
+    """What `walk_tree` found: the files and links, and what it skipped and why."""
+
+    __slots__ = ("items", "skipped", "excluded_dirs", "dirs")
+
+    def __init__(self, items: Optional[list[TreeItem]] = None, skipped: Optional[list[tuple[str, str]]] = None,
+                 excluded_dirs: Optional[list[str]] = None, dirs: Optional[list[str]] = None) -> None:
+        self.items: list[TreeItem] = [] if items is None else items
+        self.skipped: list[tuple[str, str]] = [] if skipped is None else skipped  # (rel, reason)
+        self.excluded_dirs: list[str] = [] if excluded_dirs is None else excluded_dirs  # by the user's patterns
+        self.dirs: list[str] = [] if dirs is None else dirs  # every folder walked ("" is the root)
+
+    def _fields(self) -> tuple:
+        return (self.items, self.skipped, self.excluded_dirs, self.dirs)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Walk) and self._fields() == other._fields()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, as the dataclass it replaces
+
+    def __repr__(self) -> str:
+        return (f"Walk(items={self.items!r}, skipped={self.skipped!r}, excluded_dirs={self.excluded_dirs!r}, "
+                f"dirs={self.dirs!r})")
 
     @property
     def files(self) -> list[str]:
