@@ -20,7 +20,7 @@ import fnmatch
 import os
 import stat
 from pathlib import Path
-from typing import Iterable, NamedTuple, Optional
+from typing import Container, Iterable, NamedTuple, Optional, Union
 
 from ascend_migrate.scan.own_outputs import OWN_DIRS, own_file_name
 
@@ -78,8 +78,16 @@ def display(text: str) -> str:
         return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
 
 
-def skip_reason(path: str, name: str) -> str:
-    """Why the folder at `path` is not project source ('' when it may be)."""
+def skip_reason(path: str, name: str, names: Optional[Container[str]] = None) -> str:
+    """Why the folder at `path` is not project source ('' when it may be).
+
+    `names`: the folder's entry names when the caller has listed it already; a marker file
+    that is not among them cannot exist, so it is not looked up (one failing `stat` fewer per
+    marker and folder)."""
+    return skip_reason_by_name(name) or _skip_reason_by_content(path, names)
+
+
+def skip_reason_by_name(name: str) -> str:
     if name in VCS_DIRS:
         return "version-control folder"
     if name in OWN_DIRS:
@@ -88,11 +96,15 @@ def skip_reason(path: str, name: str) -> str:
         return "installed packages"
     if name in FETCHED_DIRS:
         return "fetched third-party files" if name != ".ipynb_checkpoints" else "notebook autosave copies"
-    if os.path.isfile(os.path.join(path, "pyvenv.cfg")):
+    return ""
+
+
+def _skip_reason_by_content(path: str, names: Optional[Container[str]]) -> str:
+    if (names is None or "pyvenv.cfg" in names) and os.path.isfile(os.path.join(path, "pyvenv.cfg")):
         return "virtual environment (pyvenv.cfg)"
-    if os.path.isfile(os.path.join(path, "CACHEDIR.TAG")):
+    if (names is None or "CACHEDIR.TAG" in names) and os.path.isfile(os.path.join(path, "CACHEDIR.TAG")):
         return "cache folder (CACHEDIR.TAG)"
-    if os.path.isfile(os.path.join(path, "conda-meta", "history")):
+    if (names is None or "conda-meta" in names) and os.path.isfile(os.path.join(path, "conda-meta", "history")):
         return "conda environment"
     return ""
 
@@ -163,15 +175,15 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
     out = Walk()
     root_real = os.path.realpath(root)
     stack = [""]
+    # a folder is listed when its parent is (its listing tells which marker files to look
+    # up), and its entries are taken from here when its turn comes
+    listings: dict[str, Union[list[os.DirEntry], OSError]] = {"": _listing(root)}
     while stack:
         rel_dir = stack.pop()
         out.dirs.append(rel_dir)
-        full_dir = os.path.join(root, rel_dir) if rel_dir else root
-        try:
-            with os.scandir(full_dir) as it:
-                entries = sorted(it, key=lambda e: e.name)
-        except OSError as exc:
-            out.skipped.append((rel_dir or ".", f"unreadable folder: {exc.strerror or exc}"))
+        entries = listings.pop(rel_dir)
+        if isinstance(entries, OSError):
+            out.skipped.append((rel_dir or ".", f"unreadable folder: {entries.strerror or entries}"))
             continue
         subdirs = []
         for entry in entries:
@@ -197,10 +209,15 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
                 if excluded(rel, patterns):
                     out.excluded_dirs.append(rel)
                     continue
-                reason = skip_reason(entry.path, entry.name)
+                reason = skip_reason_by_name(entry.name)
+                if not reason:
+                    listing = _listing(entry.path)
+                    reason = _skip_reason_by_content(
+                        entry.path, None if isinstance(listing, OSError) else {e.name for e in listing})
                 if reason:
                     out.skipped.append((rel + "/", f"folder skipped: {reason}"))
                     continue
+                listings[rel] = listing
                 subdirs.append(rel)
             elif stat.S_ISREG(mode):
                 if excluded(rel, patterns):
@@ -213,6 +230,15 @@ def walk_tree(root: Path | str, exclude: Iterable[str] = (), *, own_files: bool 
         stack.extend(reversed(subdirs))
     out.items.sort(key=lambda i: i.rel.split("/"))
     return out
+
+
+def _listing(folder: str) -> Union[list[os.DirEntry], OSError]:
+    """The folder's entries sorted by name, or the error listing it gave."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError as exc:
+        return exc
 
 
 def is_regular_file(path: Path | str) -> bool:
