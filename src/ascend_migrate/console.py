@@ -12,9 +12,7 @@
 """
 from __future__ import annotations
 
-import os
-import sys
-from typing import IO, Optional
+from typing import Optional
 
 import click
 
