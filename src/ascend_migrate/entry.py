@@ -3,6 +3,7 @@ the command-line framework is even imported (see `scan.stored_report_cli`); ever
 invocation, and any doubt, goes to the full CLI (`cli.main`) with identical behaviour."""
 from __future__ import annotations
 
+import os
 import sys
 
 
@@ -10,11 +11,34 @@ def main() -> None:
     """Console-script and `python -m ascend_migrate` entry point."""
     args = sys.argv[1:]
     if args[:1] == ["scan"]:
-        from ascend_migrate.scan.stored_report_cli import serve_stored_report
-
-        code = serve_stored_report(args[1:])
+        code = _stored_report(args[1:])
         if code is not None:
             sys.exit(code)
     from ascend_migrate.cli import main as full_main
 
     full_main()
+
+
+def _stored_report(args: list[str]) -> "int | None":
+    """The stored-report path, failing the way `cli.main` reports failures once it has begun
+    writing (before that it hands over to the full CLI instead)."""
+    try:
+        from ascend_migrate.scan.stored_report_cli import serve_stored_report
+
+        return serve_stored_report(args)
+    except KeyboardInterrupt as exc:
+        from ascend_migrate.fix.commit import Interrupted
+
+        if not isinstance(exc, Interrupted):
+            raise
+        sys.stderr.write(f"error: interrupted by signal {exc.signum}; every file is either as it was or fully "
+                         "written\n")
+        sys.exit(128 + exc.signum)
+    except Exception as exc:
+        if os.environ.get("ASCEND_MIGRATE_DEBUG"):
+            raise
+        from ascend_migrate.scan.walk import display
+
+        sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
+                         " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
+        sys.exit(2)

@@ -115,13 +115,18 @@ def serve_stored_report(args: list[str]) -> Optional[int]:
     """Write the stored report for `scan ARGS` and return the exit code, or None (nothing
     written) when the full CLI must run."""
     started = time.perf_counter()
+    state = {"writing": False}
     try:
-        return _serve(args, started)
+        return _serve(args, started, state)
     except _NotHere:
         return None
+    except Exception:
+        if not state["writing"]:
+            return None  # any doubt before a byte is written: the full CLI decides
+        raise
 
 
-def _serve(args: list[str], started: float) -> int:
+def _serve(args: list[str], started: float, state: dict[str, bool]) -> int:
     opts = parse_scan_args(args)
     if opts is None:
         raise _NotHere
@@ -175,6 +180,7 @@ def _serve(args: list[str], started: float) -> int:
         raise _NotHere  # click would strip the escapes: leave that to it
     seconds = time.perf_counter() - started
     chunks = snapshots.body_chunks(fmt, body, seconds)
+    state["writing"] = True
     if not body.endswith(b"\n"):
         chunks.append(b"\n")
     if output is not None:
