@@ -202,3 +202,21 @@ def test_a_damaged_report_body_is_not_served(project, tmp_path):
     fast = _run(FAST, args, cache, tell=True)
     assert fast.stderr.endswith(b"click imported: True\n")
     assert fast.stdout == first.stdout
+
+
+def test_a_reader_that_went_away_ends_both_the_same_way(project, tmp_path):
+    cache = tmp_path / "cache"
+    args = ["scan", str(project), "--format", "json"]
+    _run(FULL, args, cache)
+    env = dict(os.environ, ASCEND_MIGRATE_CACHE_DIR=str(cache), PYTHONPATH=SRC, PYTHONIOENCODING="utf-8")
+    outcomes = []
+    for module in (FAST, FULL):
+        read_end, write_end = os.pipe()
+        os.close(read_end)  # every write fails with EPIPE, whatever the pipe's size and timing
+        try:
+            proc = subprocess.run([sys.executable, "-c", RUNNER.format(module=module, tell=False), *args],
+                                  stdout=write_end, stderr=subprocess.PIPE, env=env, timeout=120)
+        finally:
+            os.close(write_end)
+        outcomes.append((proc.returncode, proc.stderr))
+    assert outcomes[0] == outcomes[1] == (141, b"")
