@@ -112,7 +112,6 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point. An internal error is one line on stderr and exit code 2
     (1 means "findings exist"); set ASCEND_MIGRATE_DEBUG=1 for the traceback."""
-    import os
     import sys
 
     try:
@@ -126,20 +125,7 @@ def main() -> None:
                 sys.exit(EXIT_BROKEN_PIPE)
     except SystemExit:
         raise
-    except KeyboardInterrupt as exc:
-        from ascend_migrate.fix.commit import Interrupted
+    except (KeyboardInterrupt, Exception) as exc:
+        from ascend_migrate.entry import exit_on_error
 
-        if not isinstance(exc, Interrupted):
-            raise
-        # a write was rolled back (staging) or finished (renaming): say so in one line
-        sys.stderr.write(f"error: interrupted by signal {exc.signum}; every file is either as it was or fully "
-                         "written\n")
-        sys.exit(128 + exc.signum)
-    except Exception as exc:
-        if os.environ.get("ASCEND_MIGRATE_DEBUG"):
-            raise
-        from ascend_migrate.scan.walk import display
-
-        sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
-                         " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
-        sys.exit(2)
+        exit_on_error(exc)  # a write was rolled back (staging) or finished (renaming): said in one line

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import sys
+from typing import NoReturn
 
 
 def main() -> None:
@@ -26,19 +27,29 @@ def _stored_report(args: list[str]) -> "int | None":
         from ascend_migrate.scan.stored_report_cli import serve_stored_report
 
         return serve_stored_report(args)
-    except KeyboardInterrupt as exc:
+    except (KeyboardInterrupt, Exception) as exc:
+        exit_on_error(exc)
+
+
+def exit_on_error(exc: BaseException) -> "NoReturn":
+    """How both entries end on an interrupt or an unexpected error: one line on stderr, never a
+    traceback (unless ASCEND_MIGRATE_DEBUG is set); a plain Ctrl-C is re-raised as Python does.
+
+    Exit 128+signal after an interrupted write (rolled back or finished), 2 for an internal error
+    (1 means "findings exist")."""
+    if isinstance(exc, KeyboardInterrupt):
         from ascend_migrate.fix.commit import Interrupted
 
         if not isinstance(exc, Interrupted):
-            raise
+            raise exc
         sys.stderr.write(f"error: interrupted by signal {exc.signum}; every file is either as it was or fully "
                          "written\n")
         sys.exit(128 + exc.signum)
-    except Exception as exc:
-        if os.environ.get("ASCEND_MIGRATE_DEBUG"):
-            raise
-        from ascend_migrate.scan.walk import display
+    if os.environ.get("ASCEND_MIGRATE_DEBUG"):
+        raise exc
+    from ascend_migrate.scan.walk import display
 
-        sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
-                         " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
-        sys.exit(2)
+    sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
+                     " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
+    sys.exit(2)
+
