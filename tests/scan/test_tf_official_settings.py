@@ -3,19 +3,12 @@ runtime configs and Python, and an all_reduce_alg of nccl that must not be rewri
 (TensorFlow accepts only nccl or hierarchical_copy there)."""
 from __future__ import annotations
 
-import textwrap
-from pathlib import Path
 
 from ascend_migrate.fix.api import migrate
 from ascend_migrate.scan.api import scan
+from validate.vhelpers import write_tree
 
 
-def _write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(textwrap.dedent(text).lstrip("\n"), encoding="utf-8")
-    return root
 
 
 LAUNCH = """
@@ -32,7 +25,7 @@ CONFIG = """
 
 
 def test_all_reduce_alg_is_a_tensorflow_finding_and_never_becomes_hccl(tmp_path):
-    root = _write(tmp_path / "project", {"scripts/train.sh": LAUNCH, "configs/gpu.yaml": CONFIG})
+    root = write_tree(tmp_path / "project", {"scripts/train.sh": LAUNCH, "configs/gpu.yaml": CONFIG})
     findings = scan(root, use_cache=False).findings
     on_lines = {(f.path, f.line, f.rule) for f in findings if f.rule in ("DS001", "TF019", "TF020")
                 and "all_reduce_alg" in (f.snippet or "")}
@@ -50,7 +43,7 @@ def test_all_reduce_alg_is_a_tensorflow_finding_and_never_becomes_hccl(tmp_path)
 
 
 def test_dtype_flag_counts_only_beside_official_models_flags(tmp_path):
-    root = _write(tmp_path, {
+    root = write_tree(tmp_path, {
         "tf/run.sh": "python3 main.py --distribution_strategy=one_device --dtype=fp16\n",
         "pt/run.sh": "deepspeed train.py --dtype fp16 --deepspeed ds.json\n",
     })
@@ -59,7 +52,7 @@ def test_dtype_flag_counts_only_beside_official_models_flags(tmp_path):
 
 
 def test_readme_command_lines_are_documentation(tmp_path):
-    root = _write(tmp_path, {"README.md": """
+    root = write_tree(tmp_path, {"README.md": """
         Train on 8 GPUs:
 
             python3 resnet_ctl_imagenet_main.py --distribution_strategy=mirrored --dtype=fp16 --enable_xla

@@ -106,16 +106,21 @@ def last_change_list(tree: Path) -> Optional[Path]:
     return path if path.is_file() else None
 
 
-def run_record(tree: Path) -> Optional[dict]:
-    """The `run` section (flags, source, target) of the last run that changed files."""
-    path = last_change_list(tree)
+def read_change_list(path: Optional[Path]) -> Optional[dict]:
+    """A change list's JSON object, or None when there is none or it is not readable."""
     if path is None:
         return None
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    run = data.get("run") if isinstance(data, dict) else None
+    return data if isinstance(data, dict) else None
+
+
+def run_record(tree: Path) -> Optional[dict]:
+    """The `run` section (flags, source, target) of the last run that changed files."""
+    data = read_change_list(last_change_list(tree))
+    run = data.get("run") if data is not None else None
     return run if isinstance(run, dict) else None
 
 

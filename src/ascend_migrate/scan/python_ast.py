@@ -1249,8 +1249,14 @@ class PythonAnalyzer(FastVisitor):
         return cache[top]
 
     def _keyword_rules_here(self) -> list[Rule]:
-        return [rule for rule in self.kb.rules_of_kind("keyword")
+        """Keyword rules whose library this module imports (decided once per module: this runs
+        for every dict, keyword call and method call of the file)."""
+        held = self.__dict__.get("_keyword_rules_cache")
+        if held is None:
+            held = self.__dict__["_keyword_rules_cache"] = [
+                rule for rule in self.kb.rules_of_kind("keyword")
                 if any(self._imports_module(m) for m in rule.match.get("in_modules_importing", ()))]
+        return held
 
     def _check_method_keywords(self, node: ast.Call, func: ast.Attribute) -> None:
         """Keyword rules on methods of objects the scan cannot name (`model.compile(...)`,

@@ -17,7 +17,6 @@ every function call of the run, so it is not used. Code run in other processes
 from __future__ import annotations
 
 import contextlib
-import json
 import sys
 from pathlib import Path
 from typing import Any, Iterator, Optional
@@ -115,14 +114,11 @@ def change_list_path(root: Path) -> Optional[Path]:
 
 def changed_files(root: Path) -> Optional[tuple[Path, list[str]]]:
     """(change list, files it names: edits and manual items), or None without a readable list."""
+    from ascend_migrate.fix.runs import read_change_list
+
     path = change_list_path(root)
-    if path is None:
-        return None
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    rows = data.get("changes") if isinstance(data, dict) else None
+    data = read_change_list(path)
+    rows = data.get("changes") if data is not None else None
     if not isinstance(rows, list):
         return None
     files = sorted({str(r["file"]) for r in rows if isinstance(r, dict) and r.get("file")})
