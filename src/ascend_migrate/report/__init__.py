@@ -31,9 +31,7 @@ def render(
     if fmt == "text":
         return terminal.summary(report, kb, color=color)
     if fmt == "json":
-        import json
-
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+        return json_report.report_text(report)
     if fmt == "md":
         return markdown.to_markdown(report, kb)
     if fmt == "sarif":

@@ -43,27 +43,53 @@ FINGERPRINT_KEY = "ascendMigrate/v1"
 def to_json(result: ScanResult, kb: Optional[KnowledgeBase] = None) -> dict[str, Any]:
     """The canonical report for one scan, as plain JSON-ready data."""
     kb = resolve_kb(kb)
-    ordered = sorted(result.findings, key=Finding.sort_key)
-    prints = fingerprints(ordered)
-    findings = [_finding(f, kb, fp) for f, fp in zip(ordered, prints)]
-    return _readable_if_needed({
+    return _readable_if_needed(assemble(header(result), finding_dicts(result.findings, kb),
+                                        [asdict(e) for e in result.entry_points],
+                                        [asdict(e) for e in result.rejected_entry_points],
+                                        [asdict(n) for n in result.notes], kb))
+
+
+def header(result: ScanResult) -> dict[str, Any]:
+    """The report's scalars that come from the scan as a whole."""
+    return {"root": str(result.root), "torch_npu_version": result.torch_npu_version,
+            "files_scanned": result.files_scanned, "lines_scanned": result.lines_scanned,
+            "duration_s": result.duration_s}
+
+
+def finding_dicts(findings: Iterable[Finding], kb: KnowledgeBase) -> list[dict[str, Any]]:
+    """The report's finding records, in report order, each with its fingerprint."""
+    ordered = sorted(findings, key=Finding.sort_key)
+    return [_finding(f, kb, fp) for f, fp in zip(ordered, fingerprints(ordered))]
+
+
+def assemble(head: dict[str, Any], findings: list[dict[str, Any]], entry_points: list[dict[str, Any]],
+             rejected: list[dict[str, Any]], notes: list[dict[str, Any]], kb: KnowledgeBase) -> dict[str, Any]:
+    """The report from its parts. Everything it derives from the findings (counts, effort, files,
+    rules, plans) reads only the fields a finding record shares with its summary form
+    (`SUMMARY_FIELDS`), so a report can be assembled again from those alone
+    (scan/report_ledger.py) and only the `findings` array written from stored text."""
+    return {
         "schema": SCHEMA_ID,
         "tool": {"name": TOOL_NAME, "version": __version__},
-        "root": str(result.root),
-        "torch_npu_version": result.torch_npu_version,
-        "files_scanned": result.files_scanned,
-        "lines_scanned": result.lines_scanned,
-        "duration_s": round(result.duration_s, 3),
+        "root": head["root"],
+        "torch_npu_version": head["torch_npu_version"],
+        "files_scanned": head["files_scanned"],
+        "lines_scanned": head["lines_scanned"],
+        "duration_s": round(head["duration_s"], 3),
         "counts": _counts(findings),
         "effort": effort_estimate(findings),
         "files": _files(findings),
         "rules": {rid: rule_record(kb, rid) for rid in sorted({f["rule"] for f in findings})},
         "findings": findings,
-        "entry_points": [asdict(e) for e in result.entry_points],
-        "rejected_entry_points": [asdict(e) for e in result.rejected_entry_points],
-        "notes": [asdict(n) for n in result.notes],
+        "entry_points": entry_points,
+        "rejected_entry_points": rejected,
+        "notes": notes,
         "frameworks": framework_plans(findings, kb),
-    })
+    }
+
+
+# The fields of a finding record that the report's summaries (and the terminal summary) read.
+SUMMARY_FIELDS = ("rule", "path", "line", "col", "severity", "message", "symbol", "category", "effort", "transfer")
 
 
 # Findings that decide whether a framework's port can start at all (versions without Ascend
@@ -151,6 +177,38 @@ def _readable_if_needed(report: dict[str, Any]) -> dict[str, Any]:
 def dumps(result: ScanResult, kb: Optional[KnowledgeBase] = None, indent: Optional[int] = 2) -> str:
     """`to_json` as text (UTF-8 safe, stable key order)."""
     return json.dumps(to_json(result, kb), indent=indent, ensure_ascii=False) + "\n"
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """The report as indented JSON text, byte for byte `json.dumps(report, indent=2,
+    ensure_ascii=False) + "\n"`, written as the rest of the report with each finding's text
+    put in place of the `findings` array. A finding's text does not depend on its neighbours
+    (`finding_text`), so a report can be written again from stored finding texts with only
+    the changed ones encoded (scan/report_ledger.py)."""
+    return skeleton_text(report, findings_array([finding_text(f) for f in report["findings"]]))
+
+
+def finding_text(finding: dict[str, Any]) -> str:
+    """One finding record as it appears inside the indented report's `findings` array (JSON
+    escapes every line break inside a string, so each raw newline is indentation)."""
+    return json.dumps(finding, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+
+
+def findings_array(items: list[str]) -> str:
+    """The `findings` array of the indented report from its items' texts (`finding_text`)."""
+    return "[\n    " + ",\n    ".join(items) + "\n  ]" if items else "[]"
+
+
+_HOLE = "\x00findings\x00"  # no report string holds a NUL: paths and source text cannot
+
+
+def skeleton_text(report: dict[str, Any], array: str) -> str:
+    """`report` as indented JSON with `array` (the text of its findings array) in place."""
+    text = json.dumps({**report, "findings": _HOLE}, indent=2, ensure_ascii=False)
+    hole = json.dumps(_HOLE)
+    if text.count(hole) != 1:  # a string of the report that spells the stand-in: the plain way
+        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    return text.replace(hole, array) + "\n"
 
 
 def load_schema() -> dict[str, Any]:

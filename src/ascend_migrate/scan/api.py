@@ -52,6 +52,12 @@ class ScanResult:
     # its own order, before rule selection). Not part of any report: the migrator re-uses an
     # analysis for a file whose bytes still hash the same instead of analysing it again.
     analyses: dict[str, tuple[bytes, tuple[Finding, ...]]] = field(default_factory=dict, repr=False, compare=False)
+    # Every scanned file's content hash and per-file result (engine.FileResult), and how many of
+    # `notes` came before the per-file ones (the walk's and the reader's): what a report patched
+    # file by file is made from (scan/report_ledger.py). Not part of any report.
+    file_results: dict[str, tuple[bytes, Any]] = field(default_factory=dict, repr=False, compare=False)
+    lead_notes: int = field(default=0, repr=False, compare=False)
+    selection: tuple[tuple[str, ...], tuple[str, ...]] = field(default=((), ()), repr=False, compare=False)  # (select, ignore)
 
     def rules_fired(self) -> set[str]:
         return {f.rule for f in self.findings}

@@ -81,6 +81,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         except OSError:
             fingerprint = None
         stored = snapshots.load(snap_key, fingerprint, fmt) if fingerprint is not None else None
+        if stored is None and fingerprint is not None:  # a few files changed: patch the last report
+            stored = _patched(snapshots, snap_key, fingerprint, path, fmt, use_color)
         if stored is not None:
             facts = stored.facts
             seconds = time.perf_counter() - started
@@ -121,7 +123,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     text = None
     if snapshots is not None and fingerprint is not None and not internal:
         seconds, result.duration_s = result.duration_s, snapshots.STAND_IN_SECONDS
-        template = snapshots.make_template(fmt, rendered())
+        template = snapshots.make_template(fmt, _rendered_and_kept(result, kb, fmt, use_color, snap_key, fingerprint)
+                                           if fmt in LEDGER_FORMATS else rendered())
         result.duration_s = seconds
         if template is not None:
             stored = snapshots.Snapshot(fmt, template, facts)
@@ -134,6 +137,44 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     for note in internal:  # one line per file; every other file was scanned
         click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
     sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
+
+
+LEDGER_FORMATS = ("json", "text")  # scan/report_ledger.FORMATS, without importing it
+
+
+def _patched(snapshots: Any, key: str, fingerprint: Any, path: Path, fmt: str, color: bool) -> Any:
+    """The stored report patched for the few files that changed since (scan/report_ledger.py),
+    stored in its turn; None when only a full scan can tell."""
+    if fmt not in LEDGER_FORMATS:
+        return None
+    from ascend_migrate.scan import report_ledger
+
+    patched = report_ledger.patch(key, fingerprint, path, fmt, color)
+    template = snapshots.make_template(fmt, patched.template) if patched is not None else None
+    if template is None:
+        return None
+    stored = snapshots.Snapshot(fmt, template, patched.facts)
+    snapshots.save(key, fingerprint, stored)
+    return stored
+
+
+def _rendered_and_kept(result: Any, kb: Any, fmt: str, color: bool, key: str, fingerprint: Any) -> str:
+    """The report in `fmt` (json or text), as `render` gives it, and its ledger kept for the next
+    re-scan to patch (scan/report_ledger.py)."""
+    from ascend_migrate.report.json_report import as_report, finding_text, findings_array, skeleton_text
+    from ascend_migrate.scan import report_ledger
+
+    report = as_report(result, kb)
+    items = None
+    if fmt == "json":
+        items = [finding_text(f) for f in report["findings"]]
+        text = skeleton_text(report, findings_array(items))
+    else:
+        from ascend_migrate.report.terminal import summary
+
+        text = summary(report, kb, color=color)
+    report_ledger.store(key, fingerprint, fmt, result, report, items)
+    return text
 
 
 def _emit(text: str, fmt: str, output: Optional[Path], facts: dict[str, Any]) -> None:

@@ -669,6 +669,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     for job in job_list:
         if job.rel in skipped:
             result.notes.append(FileNote(job.rel, skipped[job.rel]))
+    result.lead_notes = len(result.notes)
     named = _named_data_files(results, scan_root, kb)
     for rel, res in named.items():  # kept analysed in the cache: a warm scan does not redo them
         results[rel] = res
@@ -677,11 +678,13 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     _aggregate(result, results, kb, scan_root)
     result.analyses = {rel: (entry.key, tuple(entry.result.findings)) for rel, entry in fresh.files.items()
                        if entry.result.analysed and entry.result is results.get(rel)}
+    result.file_results = {rel: (entry.key, results[rel]) for rel, entry in fresh.files.items() if rel in results}
     fresh.entries_key, fresh.entries = cache.entries_key, cache.entries
     _decide_entries(result, results, root, entry, no_entry, fresh)
     if use_cache and (todo or named or len(fresh.files) != len(cache.files)
                       or fresh.entries_key != cache.entries_key):
         _save_cache(cache_path, fresh)
+    result.selection = (select, ignore)
     result.findings = [f for f in result.findings if _selected(f.rule, select, ignore)]
     result.findings.sort(key=Finding.sort_key)
     result.duration_s = time.perf_counter() - started

@@ -130,6 +130,11 @@ class Fingerprint(NamedTuple):
     digest: str
     newest_mtime_ns: int  # the most recent modification among the files
     taken_ns: int  # wall clock when the fingerprint was started
+    # What the digest was made from, for a report patched file by file (scan/report_ledger.py):
+    # the digest of everything but the files' own stats (the project table, what the walk
+    # skipped), and each file's (path, mode, size, mtime, ctime, inode) or (path, "error", errno).
+    frame: str = ""
+    stats: tuple = ()
 
     def settled(self) -> bool:
         """Every file was last modified well before the fingerprint: safe to store."""
@@ -184,8 +189,9 @@ def tree_fingerprint(path: Path, exclude: tuple[str, ...]) -> Fingerprint:
             continue
         stats.append((rel, st.st_mode, st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino))
         times.append(st.st_ctime_ns if st.st_ctime_ns > st.st_mtime_ns else st.st_mtime_ns)
+    frame = h.hexdigest()
     h.update(repr(stats).encode("utf-8", "surrogateescape"))  # one encoding of the whole listing
-    return Fingerprint(h.hexdigest(), max(times), taken)
+    return Fingerprint(h.hexdigest(), max(times), taken, frame, tuple(stats))
 
 
 def _config_exclude(root: Path, config: Optional[Path]) -> tuple[str, ...]:
