@@ -625,10 +625,12 @@ _LAST_EDIT = [0.0]
 SETTLE_S = 2.2  # the scanner trusts nothing modified within 2 s of a scan (racy timestamps)
 
 
-def edit_one_file(tree: Path, round_no: int) -> Path:
-    """Change one Python file (the largest, so the re-scan has real work) for the next run."""
+def edit_one_file(tree: Path, round_no: int, which: str = "largest") -> Path:
+    """Change one Python file for the next run: the largest (so the re-scan has the most work
+    one edit can give it) or the one of median size (a typical edit)."""
     _LAST_EDIT[0] = time.monotonic()
-    target = max(tree.rglob("*.py"), key=lambda p: (p.stat().st_size, p.as_posix()))
+    files = sorted(tree.rglob("*.py"), key=lambda p: (p.stat().st_size, p.as_posix()))
+    target = files[-1] if which == "largest" else files[len(files) // 2]
     data = target.read_bytes()
     marker = b"\n# bench edit "
     if marker in data:
@@ -710,6 +712,10 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
                                                       f"{who}CLI scan --format {fmt}, unchanged tree", [], [], "")
             rows[f"{prefix}cli-1-file"] = Row(f"{prefix}cli-1-file", f"{who}CLI scan --format json, one file changed",
                                               [], [], "")
+            rows[f"{prefix}cli-1-file-text"] = Row(f"{prefix}cli-1-file-text",
+                                                   f"{who}CLI scan --format text, one file changed", [], [], "")
+            rows[f"{prefix}cli-1-median"] = Row(f"{prefix}cli-1-median",
+                                                f"{who}CLI scan --format json, one median-size file changed", [], [], "")
             rows[f"{prefix}cli-migrate"] = Row(f"{prefix}cli-migrate", f"{who}migrate, dry run, right after a scan",
                                                [], [], "")
     if cli:
@@ -720,6 +726,10 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
         _, warm_info = run_scanner(tree, True, jobs, env)
         if base_env is not None:
             run_scanner(tree, True, jobs, base_env)
+        if cli_warm:  # every version's stored reports, so the first round starts from a scanned tree
+            for _, row_env in versions:
+                for fmt in CLI_FORMATS:
+                    run_cli_scan(tree, fmt, row_env)
         info: dict = {}
         for round_no in range(1, repeat + 1):
             wall, hits = run_rg(rg, SEED_PATTERNS, tree, no_ignore)
@@ -756,6 +766,13 @@ def bench(tree: Path, stats: TreeStats, repeat: int, jobs: Optional[int], rg: st
                     edit_one_file(tree, round_no * 2 + (prefix == "base-") + 100)
                     wall, cpu, size = run_cli_scan(tree, "json", row_env)
                     _record(rows[f"{prefix}cli-1-file"], wall, cpu, f"{size:,} bytes of report")
+                    edit_one_file(tree, round_no * 2 + (prefix == "base-") + 300, "median")
+                    wall, cpu, size = run_cli_scan(tree, "json", row_env)
+                    _record(rows[f"{prefix}cli-1-median"], wall, cpu, f"{size:,} bytes of report")
+                    run_cli_scan(tree, "text", row_env)  # the text report as of both edits (not timed)
+                    edit_one_file(tree, round_no * 2 + (prefix == "base-") + 200)
+                    wall, cpu, size = run_cli_scan(tree, "text", row_env)
+                    _record(rows[f"{prefix}cli-1-file-text"], wall, cpu, f"{size:,} bytes of report")
                     settle()
                     for fmt in CLI_FORMATS:
                         run_cli_scan(tree, fmt, row_env)  # primes the stored report (not timed)

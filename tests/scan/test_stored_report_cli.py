@@ -137,17 +137,22 @@ def test_options_that_change_the_output_give_the_same_output(project, tmp_path, 
         assert b"\x1b[" in fast.stdout
 
 
-def test_a_miss_runs_the_full_scan_and_gives_its_output(project, tmp_path):
+def test_an_edit_is_patched_without_the_full_cli_and_a_miss_runs_it(project, tmp_path):
     cache = tmp_path / "cache"
     args = ["scan", str(project), "--format", "json"]
     _run(FULL, args, cache)
     (project / "pkg" / "util.py").write_text(UTIL + "\n\ndef more():\n    return 'nccl'\n", encoding="utf-8")
     fast = _run(FAST, args, cache, tell=True)
-    assert fast.stderr.endswith(b"click imported: True\n")  # the edit was seen: a real scan
-    assert b'"nccl"' in fast.stdout or b"nccl" in fast.stdout
-    full = _run(FULL, args, cache)
+    assert fast.stderr.endswith(b"click imported: False\n")  # patched from the ledger
+    assert b"return 'nccl'" in fast.stdout
+    fast.stderr = fast.stderr[:-len(b"click imported: False\n")]
+    _same(fast, _run(FULL, [*args, "--no-cache"], cache))
+    (project / "pkg" / "more.py").write_text("import torch\nx = torch.cuda.is_available()\n", encoding="utf-8")
+    fast = _run(FAST, args, cache, tell=True)  # a new file: the ledger cannot tell, a real scan
+    assert fast.stderr.endswith(b"click imported: True\n")
+    assert b"pkg/more.py" in fast.stdout
     fast.stderr = fast.stderr[:-len(b"click imported: True\n")]
-    _same(fast, full)
+    _same(fast, _run(FULL, [*args, "--no-cache"], cache))
     (project / "pkg" / "util.py").unlink()  # a deletion is a miss too
     fast = _run(FAST, args, cache, tell=True)
     assert fast.stderr.endswith(b"click imported: True\n")
@@ -199,8 +204,16 @@ def test_a_damaged_report_body_is_not_served(project, tmp_path):
     at = data.rindex(b"DV")
     data[at:at + 2] = b"XX"  # same length, different bytes
     snap.write_bytes(bytes(data))
+    for ledger in (cache / "report").glob("*.ledger"):  # else the report is patched from it (below)
+        ledger.rename(ledger.with_suffix(".kept"))
     fast = _run(FAST, args, cache, tell=True)
     assert fast.stderr.endswith(b"click imported: True\n")
+    assert fast.stdout == first.stdout
+    snap.write_bytes(bytes(data))  # damaged again, now with the ledger: the report is patched from it
+    for ledger in (cache / "report").glob("*.kept"):
+        ledger.rename(ledger.with_suffix(".ledger"))
+    fast = _run(FAST, args, cache, tell=True)
+    assert fast.stderr.endswith(b"click imported: False\n")
     assert fast.stdout == first.stdout
 
 

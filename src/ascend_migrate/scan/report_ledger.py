@@ -212,16 +212,23 @@ def _read(key: str) -> Optional[tuple[dict[str, Any], bytes]]:
 def patch(key: str, fingerprint: Fingerprint, root: Path, fmt: str, color: bool) -> Optional[Patched]:
     """The report of the tree as it is now, patched from the ledger under `key`, or None when
     the ledger cannot give exactly what a full scan would (the caller then runs one)."""
-    if fmt not in FORMATS or not fingerprint.frame or not root.is_dir():
+    if fmt not in FORMATS or not fingerprint.frame or not root.is_dir() or (key, fingerprint.digest) in _MISSED:
         return None
     stored = _read(key)
-    if stored is None:
-        return None
-    head, body = stored
-    try:
-        return _patch(key, head, body, fingerprint, root, fmt, color)
-    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
-        return None  # a ledger of an unexpected shape: the full scan decides
+    patched = None
+    if stored is not None:
+        try:
+            patched = _patch(key, *stored, fingerprint, root, fmt, color)
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            patched = None  # a ledger of an unexpected shape: the full scan decides
+    if patched is None:
+        _MISSED.add((key, fingerprint.digest))
+    return patched
+
+
+# (key, tree digest) of the patches this process found impossible: the full CLI, which runs
+# after the click-free entry in the same process, does not analyse the changed files twice
+_MISSED: set[tuple[str, str]] = set()
 
 
 def _changed(head: dict[str, Any], fingerprint: Fingerprint, files: dict[str, dict[str, Any]]) -> Optional[list[str]]:

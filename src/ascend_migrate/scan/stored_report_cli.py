@@ -11,7 +11,8 @@ Anything else — an unknown or repeated option, a `--opt=value` or bundled shor
 value that looks like an option, `--no-cache`, `--help`, a path that does not exist, a
 stdout that is not UTF-8, a report that would need ANSI codes stripped — returns None
 before anything is written, and the caller runs the full CLI, which gives the normal
-behaviour, messages and exit codes. So does a miss: the fingerprint taken here is handed
+behaviour, messages and exit codes. A tree changed in a few files gets the last report
+patched (`report_ledger`) and written the same way. So does a miss: the fingerprint taken here is handed
 to the full scan, which would otherwise take it again.
 """
 from __future__ import annotations
@@ -160,6 +161,8 @@ def _serve(args: list[str], started: float, state: dict[str, bool]) -> int:
     except OSError:
         raise _NotHere from None
     stored = snapshots.load_body(key, fingerprint, fmt)
+    if stored is None:  # a few files changed: the last report patched (scan/report_ledger.py)
+        stored = _patched(snapshots, key, fingerprint, path, fmt, use_color)
     if stored is None:
         snapshots.prime(path, opts["exclude"], fingerprint)  # the full scan takes it from here
         raise _NotHere
@@ -193,6 +196,22 @@ def _serve(args: list[str], started: float, state: dict[str, bool]) -> int:
         sys.stderr.write(detail.format(seconds) + "\n")
     sys.stderr.flush()
     return _exit_for(worst, opts["fail_on"])
+
+
+def _patched(snapshots: Any, key: str, fingerprint: Any, path: Path, fmt: str,
+             color: bool) -> Optional[tuple[dict[str, Any], bytes]]:
+    """The facts and bytes of the last report patched for the files changed since, stored as
+    the tree's report in its turn (as scan.cli._patched does); None when only a scan can tell."""
+    from ascend_migrate.scan import report_ledger
+
+    if fmt not in report_ledger.FORMATS:
+        return None
+    patched = report_ledger.patch(key, fingerprint, path, fmt, color)
+    template = snapshots.make_template(fmt, patched.template) if patched is not None else None
+    if template is None:
+        return None
+    snapshots.save(key, fingerprint, snapshots.Snapshot(fmt, template, patched.facts))
+    return patched.facts, template.encode("utf-8", "surrogatepass")
 
 
 def _write_file(output: Path, data: bytes) -> None:
