@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable, Optional, Sequence
 
 from ascend_migrate import __version__
+from ascend_migrate.report import json_text
 from ascend_migrate.knowledge.base import EFFORT_MINUTES, EFFORTS, SEVERITIES, TRANSFER, KnowledgeBase, Rule
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
@@ -125,6 +126,15 @@ def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[d
         key = owner.get(f["category"], default)
         if key is not None:
             groups[key].append(f)
+    kinds: dict[str, bool] = {}
+
+    def blocks(rule_id: str) -> bool:
+        """Does a finding of this rule decide whether the port can start (BLOCKER_KINDS)?"""
+        if rule_id not in kinds:
+            rule = rule_meta(kb, rule_id)
+            kinds[rule_id] = rule is not None and rule.match.get("kind") in BLOCKER_KINDS
+        return kinds[rule_id]
+
     plans = []
     for fw in frameworks:
         group = groups[fw.key]
@@ -133,8 +143,7 @@ def framework_plans(findings: list[dict[str, Any]], kb: KnowledgeBase) -> list[d
         agnostic = bool(fw.guidance_agnostic) and fw.guidance_agnostic in messages[fw.label]
         guidance = fw.guidance_agnostic if agnostic else fw.guidance
         steps = list(fw.plan_agnostic if agnostic and fw.plan_agnostic else fw.plan) or [guidance]
-        blockers = [f for f in group if (rule_meta(kb, f["rule"]) is not None
-                                         and rule_meta(kb, f["rule"]).match.get("kind") in BLOCKER_KINDS)]
+        blockers = [f for f in group if blocks(f["rule"])]
         plans.append({
             "key": fw.key,
             "label": fw.label,
@@ -189,9 +198,8 @@ def report_text(report: dict[str, Any]) -> str:
 
 
 def finding_text(finding: dict[str, Any]) -> str:
-    """One finding record as it appears inside the indented report's `findings` array (JSON
-    escapes every line break inside a string, so each raw newline is indentation)."""
-    return json.dumps(finding, indent=2, ensure_ascii=False).replace("\n", "\n    ")
+    """One finding record as it appears inside the indented report's `findings` array."""
+    return json_text.dumps(finding, level=2)
 
 
 def findings_array(items: list[str]) -> str:
@@ -204,10 +212,10 @@ _HOLE = "\x00findings\x00"  # no report string holds a NUL: paths and source tex
 
 def skeleton_text(report: dict[str, Any], array: str) -> str:
     """`report` as indented JSON with `array` (the text of its findings array) in place."""
-    text = json.dumps({**report, "findings": _HOLE}, indent=2, ensure_ascii=False)
+    text = json_text.dumps({**report, "findings": _HOLE})
     hole = json.dumps(_HOLE)
     if text.count(hole) != 1:  # a string of the report that spells the stand-in: the plain way
-        return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+        return json_text.dumps(report) + "\n"
     return text.replace(hole, array) + "\n"
 
 
@@ -332,7 +340,10 @@ def _zero_filled(counter: Counter, keys: Sequence[str]) -> dict[str, int]:
 def _counts(findings: list[dict[str, Any]]) -> dict[str, Any]:
     by_category: dict[str, Counter] = {}
     for f in findings:
-        by_category.setdefault(f["category"], Counter())[f["severity"]] += 1
+        counter = by_category.get(f["category"])
+        if counter is None:
+            counter = by_category[f["category"]] = Counter()
+        counter[f["severity"]] += 1
     return {
         "findings": len(findings),
         "files_with_findings": len({f["path"] for f in findings}),
@@ -349,7 +360,10 @@ def _files(findings: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Per-file counts, most findings first (then errors, then path)."""
     per: dict[str, Counter] = {}
     for f in findings:
-        per.setdefault(f["path"], Counter())[f["severity"]] += 1
+        counter = per.get(f["path"])
+        if counter is None:
+            counter = per[f["path"]] = Counter()
+        counter[f["severity"]] += 1
     rows = [{"path": p, "findings": sum(c.values()), "by_severity": _zero_filled(c, SEVERITIES[::-1])}
             for p, c in per.items()]
     rows.sort(key=lambda r: (-r["findings"], -r["by_severity"]["error"], r["path"]))
