@@ -195,6 +195,29 @@ def test_unknown_non_ascend_library_is_not_reported():
     assert "libascend_dump.so" in m.confirm and "the CANN toolkit" in m.cause
 
 
+def test_triton_clash_needs_the_error_not_the_import_line_or_vllm_notices():
+    """Near misses of triton-ascend-mainline-triton-clash: the import statement echoed in a
+    traceback frame, vLLM's notice that Triton is absent, the uninstall that fixes the clash,
+    an API change in triton.language and another package that is not a package."""
+    text = (
+        "INFO 06-03 11:20:40 [importing.py:63] Triton not installed or not compatible; certain GPU-related functions will not be available.\n"
+        "INFO 06-03 11:20:40 [importing.py:53] Triton module has been replaced with a placeholder.\n"
+        "Found existing installation: triton 3.3.1\n"
+        "Uninstalling triton-3.3.1:\n"
+        "  Successfully uninstalled triton-3.3.1\n"
+        '  File "/usr/lib/python3.11/site-packages/triton/backends/amd/compiler.py", line 1, in <module>\n'
+        "    from triton.backends.compiler import BaseBackend, GPUTarget, Language\n"
+        "KeyboardInterrupt\n"
+        "ImportError: cannot import name 'extra' from 'triton.language' (/usr/lib/python3.11/site-packages/triton/language/__init__.py)\n"
+        "ModuleNotFoundError: No module named 'models.heads'; 'models' is not a package\n"
+    )
+    found = ids(diagnose_text(text))
+    assert "triton-ascend-mainline-triton-clash" not in found
+    assert found == ["module-not-found-project"]  # only the last line, a project packaging problem
+    (m,) = diagnose_text("ModuleNotFoundError: No module named 'triton._C.libtriton.ascend'; 'triton._C.libtriton' is not a package\n")
+    assert m.id == "triton-ascend-mainline-triton-clash"  # and not the generic project-module entry
+
+
 def test_validator_failures_have_their_own_entries():
     cases = {
         "Error: entry file not found: /work/proj/train.py": "validate-entry-not-found",
