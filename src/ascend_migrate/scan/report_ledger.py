@@ -9,7 +9,9 @@ from, file by file:
 - each file's stats as the tree fingerprint saw them, its content hash, whether it counts
   and its line count, its note, and a digest of everything other files' parts of the report
   depend on (`_cross_digest`: the frameworks it imports and where, the evidence the
-  entry-point decisions read, whether it is a data file or names one, its transfer imports);
+  entry-point decisions read, whether it is a data file or names one, its transfer imports),
+  and the same without line numbers (`_shape_digest`: lines moved in a module that is no entry
+  candidate change nothing outside it);
 - each file's findings in their summary form (what counts, effort, files, rules, plans and
   the terminal summary read: json_report.SUMMARY_FIELDS) and, for JSON, the exact text of
   its part of the `findings` array;
@@ -21,8 +23,9 @@ files, the same project table, the same skips) re-analyses just those files. Whe
 them changed what other files' parts depend on, the report is assembled again from the
 stored summaries (json_report.assemble: the same code as a full scan) and, for JSON, the
 stored texts with the changed files' texts put in their place. Anything else (a file added
-or removed, a changed import graph or framework line, a data file, an internal error, more
-than `MAX_CHANGED` files) is a miss, and the full scan runs and writes a new ledger.
+or removed, a changed import graph, lines moved in an entry candidate, a launch script or a
+framework's first import, a data file, an internal error, more than `MAX_CHANGED` files) is
+a miss, and the full scan runs and writes a new ledger.
 
 The patched report is the report a full scan would write: `tests/scan/test_report_ledger.py`
 compares both byte for byte after edits of every kind, and falls back where it must.
@@ -42,7 +45,7 @@ from ascend_migrate.scan.cache_location import cache_dir
 from ascend_migrate.scan import report_snapshot as snapshots
 from ascend_migrate.scan.report_snapshot import STAND_IN_SECONDS, Fingerprint
 
-LEDGER_FORMAT = 1
+LEDGER_FORMAT = 2  # 2: each file's shape digest (lines left out)
 MAGIC = b"ascend-migrate report ledger\n"
 FORMATS = ("json", "text")  # the formats a report is patched for
 MAX_CHANGED = 16  # more changed files than this: the full scan (it analyses in parallel)
@@ -67,6 +70,26 @@ def _cross_digest(res: Any) -> str:
     material = (sorted(res.frameworks.items()), res.agnostic_prelude, res.has_transfer_import,
                 res.imports_torch_npu, res.data_file, res.deferred, tuple(res.config_refs), res.build,
                 res.counted, _view_digest(res))
+    return _digest(material)
+
+
+def _shape_digest(res: Any) -> str:
+    """`_cross_digest` without line numbers. An edit that moves lines of a module changes the
+    lines its imports (and first framework import) are on, which only that module's own entry
+    decision and the framework's FW001 finding show: for a module that is neither an entry
+    candidate nor a framework's first sighting, the same shape means the same report elsewhere."""
+    facts = res.entry
+    shape = None if facts is None else (
+        tuple((ref.level, ref.module, ref.names) for ref in facts.imports), facts.torch, bool(facts.main_guard),
+        tuple((kind, what) for kind, _, what in facts.evidence), tuple(path for _, path in facts.execs),
+        tuple(launch[1:] for launch in facts.launches), facts.notebook, facts.transfer, facts.torch_npu)
+    material = (sorted(res.frameworks), res.agnostic_prelude, res.has_transfer_import, res.imports_torch_npu,
+                res.data_file, res.deferred, tuple(res.config_refs), res.build, res.counted, shape,
+                tuple(launch[1:] for launch in res.launches), tuple(res.console_scripts))
+    return _digest(material)
+
+
+def _digest(material: Any) -> str:
     return hashlib.blake2b(repr(material).encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
@@ -151,7 +174,7 @@ def _ledger(fingerprint: Fingerprint, fmt: str, result: Any, report: dict[str, A
         indices = by_path.get(rel, [])
         block = ",\n    ".join(items[i] for i in indices) if items is not None else ""
         files.append({"path": rel, "key": content_key.hex(), "counted": res.counted, "lines": res.lines,
-                      "note": res.note, "cross": _cross_digest(res),
+                      "note": res.note, "cross": _cross_digest(res), "shape": _shape_digest(res),
                       "rows": [_row(findings[i]) for i in indices],
                       "global": [findings[i] for i in indices if findings[i]["rule"] == "FW001"],
                       "at": at, "size": len(block)})
@@ -277,6 +300,7 @@ def _patch(key: str, head: dict[str, Any], body: bytes, fingerprint: Fingerprint
     coverage = engine._load_coverage(head["torch_npu_version"]) if head["torch_npu_version"] else None
     select, ignore = (tuple(s) for s in head["selection"])
     now_stats = {stat[0]: stat for stat in fingerprint.stats}
+    deciders = {point["path"] for point in (*head["entry_points"], *head["rejected_entry_points"])}
     texts: dict[str, str] = {}
     for rel in changed:
         entry = files[rel]
@@ -292,12 +316,17 @@ def _patch(key: str, head: dict[str, Any], body: bytes, fingerprint: Fingerprint
         if out[0] == "same":  # touched, not changed
             continue
         res = out[2]
-        if res.note.startswith(engine.INTERNAL_PREFIX) or _cross_digest(res) != entry["cross"] or res.data_file:
+        if res.note.startswith(engine.INTERNAL_PREFIX) or res.data_file:
+            return None
+        cross, shape = _cross_digest(res), _shape_digest(res)
+        if cross != entry["cross"] and not (shape == entry["shape"] and job.kind == "python" and not res.launches
+                                            and not entry["global"] and rel not in deciders):
             return None
         own = [engine._agnostic_wording(f, kb) if head["agnostic"] else f for f in res.findings]
         records = [readable(d) for d in finding_dicts([f for f in own if engine._selected(f.rule, select, ignore)], kb)]
         records = sorted(records + entry["global"], key=lambda d: (d["line"], d["col"], d["rule"], d["symbol"]))
-        entry.update(key=out[1].hex(), lines=res.lines, note=res.note, rows=[_row(d) for d in records])
+        entry.update(key=out[1].hex(), lines=res.lines, note=res.note, rows=[_row(d) for d in records],
+                     cross=cross, shape=shape)
         if fmt == "json":
             from ascend_migrate.report.json_report import finding_text
 
