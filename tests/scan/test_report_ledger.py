@@ -240,3 +240,29 @@ def test_formats_without_a_ledger_run_a_full_scan(project, full_scans):
     count = len(full_scans)
     _same_as_fresh(project, "sarif")
     assert len(full_scans) == count + 2
+
+
+def test_a_tree_with_a_name_that_is_not_utf8_keeps_no_ledger(project, full_scans):
+    """Such a name is shown escaped in the report; the ledger does not try to keep it apart."""
+    odd = os.fsencode(project) + b"/caf\xe9.py"
+    with open(odd, "wb") as fh:
+        fh.write(b"import torch\nx = torch.cuda.is_available()\n")
+    _same_as_fresh(project, "json")
+    assert not list((Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.ledger"))
+    _append(project / "models" / "data.py", "\n\ndef k(x):\n    return x.cuda()\n")
+    count = len(full_scans)
+    report = _same_as_fresh(project, "json")
+    assert len(full_scans) == count + 2 and "caf\\\\xe9.py" in report
+
+
+def test_a_notebook_edit_is_patched(project, full_scans):
+    cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
+            "source": ["import torch\n", "x = torch.randn(2).cuda()\n"]}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (project / "explore.ipynb").write_text(json.dumps(notebook))
+    _same_as_fresh(project, "json")
+    cell["source"].append("y = x.to('cuda:1')\n")
+    (project / "explore.ipynb").write_text(json.dumps(notebook))
+    count = len(full_scans)
+    report = _same_as_fresh(project, "json")
+    assert len(full_scans) == count + 1 and "cuda:1" in report
