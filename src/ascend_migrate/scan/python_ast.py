@@ -818,6 +818,8 @@ class PythonAnalyzer(FastVisitor):
         if isinstance(func, ast.Attribute) and qual is None:
             self._check_method_call(node, func)
             self._check_method_keywords(node, func)
+        if node.keywords:
+            self._check_scheduled_keywords(node, func, qual)
         if isinstance(func, ast.Name) and func.id == "dict" and self.lookup("dict") is None:
             self._check_dict_entries([(kw.arg, kw.value, kw) for kw in node.keywords if kw.arg])
         if isinstance(func, ast.Name) and func.id == "getattr" and len(node.args) >= 2:
@@ -1264,6 +1266,21 @@ class PythonAnalyzer(FastVisitor):
         for rule in self._keyword_rules_here():
             if func.attr in rule.match.get("methods", ()):
                 self._check_keywords(rule, node, f".{func.attr}")
+
+    def _check_scheduled_keywords(self, node: ast.Call, func: ast.AST, qual: Optional[str]) -> None:
+        """Keyword rules on calls no name or method of theirs selects, when the call also carries
+        one of the rule's scheduling keywords: `make_worker(placement_group=pg, num_gpus=n)`
+        forwards both to Ray, while `throughput(num_gpus=n)` is any function's parameter."""
+        for rule in self._keyword_rules_here():
+            companions = rule.match.get("with_scheduling_keywords", ())
+            if not companions or (qual is not None and qual in rule.match["names"]):
+                continue
+            if isinstance(func, ast.Attribute) and qual is None and func.attr in rule.match.get("methods", ()):
+                continue  # `.options(...)`: the method check has it
+            if any(kw.arg in companions for kw in node.keywords):
+                label = func.id if isinstance(func, ast.Name) else \
+                    f".{func.attr}" if isinstance(func, ast.Attribute) else self.seg(func)[:40]
+                self._check_keywords(rule, node, label)
 
     def _check_dict_entries(self, entries: list[tuple[str, ast.AST, ast.AST]]) -> None:
         """Keyword rules whose settings also travel in dicts (`{"quantization": "awq"}`,
