@@ -245,7 +245,7 @@ def built_patterns() -> list[Audited]:
     for *_, gate in text_scanners._cli_flag_patterns(kb):
         if gate is not None:
             out.append(Audited.of(gate.pattern, gate.flags, "scan.text_scanners cli flag file gates"))
-    for rule in (*kb.rules_of_kind("keyword"), *kb.rules_of_kind("config-value")):
+    for rule in (*kb.rules_of_kind("keyword"), *kb.rules_of_kind("config-value"), *kb.rules_of_kind("device-name")):
         for top in rule.match.get("in_modules_importing", ()):
             p = python_ast.import_line_pattern(top)
             out.append(Audited.of(p.pattern, p.flags, "scan.python_ast.import_line_pattern"))

@@ -102,6 +102,8 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
             tokens += list(rule.match["vars"])
         elif kind == "config-value":  # the same settings as keywords or absl flag defaults
             tokens += list(rule.match["keys"])
+        elif kind == "device-name":  # the pattern ignores case: the rule names its spellings
+            tokens += list(rule.match["tokens"])
         elif kind == "tool-command":
             tokens += list(rule.match["tools"])
         elif kind == "package-import":

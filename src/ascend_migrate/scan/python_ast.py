@@ -961,12 +961,23 @@ class PythonAnalyzer(FastVisitor):
             return
         if isinstance(arg, ast.Constant):
             if isinstance(arg.value, str) and re.search(rule.match["arg_pattern"], arg.value):
+                self._claim_device_names(arg)
                 self.report(rule, node, qual)
             return
         if isinstance(arg, ast.JoinedStr) and re.search(rule.match["arg_pattern"], self.seg(arg)):
+            self._claim_device_names(arg)
             self.report(rule, node, qual)
             return
+        self._claim_device_names(arg)
         self.report(rule, node, qual, confidence="medium")
+
+    def _claim_device_names(self, arg: ast.AST) -> None:
+        """The device names written in the argument of a reported pin (`tf.device("/gpu:0")`,
+        `tf.device("/gpu:%d" % i)`) are that pin's finding, not findings of their own."""
+        for sub in ast.walk(arg):
+            if isinstance(sub, ast.JoinedStr) or (
+                    isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value[:1] == "/"):
+                self._handled.add(id(sub))
 
     def _transfer_of(self, qual: str, default: str) -> str:
         cov = self.coverage
@@ -1625,6 +1636,8 @@ class PythonAnalyzer(FastVisitor):
             self._handled.add(id(node))
         elif BUILT_DEVICE.match(value) and self._report_built_device(node, value):
             pass
+        elif value[:1] == "/" and self._report_device_name(node, value):  # device names start with "/"
+            pass
         elif NCCL_TOKEN.search(value) and len(value) < 40:
             self._report_nccl(node, value)
         elif value in self._env_table:
@@ -1641,8 +1654,39 @@ class PythonAnalyzer(FastVisitor):
                         fixes.append(self._fix("transfer", rule, [self._replace(node, text)], f"use {replacement}"))
                     self.report(rule, node, value, fixes=fixes)
 
+    def _device_name_rules_here(self) -> list[tuple["re.Pattern[str]", Rule]]:
+        """device-name rules whose library this module imports, with their patterns (decided
+        once per module)."""
+        held = self.__dict__.get("_device_name_cache")
+        if held is None:
+            held = self.__dict__["_device_name_cache"] = [
+                (re.compile(rule.match["pattern"]), rule) for rule in self.kb.rules_of_kind("device-name")
+                if any(self._imports_module(m) for m in rule.match.get("in_modules_importing", ()))]
+        return held
+
+    def _report_device_name(self, node: ast.Constant, value: str) -> bool:
+        """A framework device name written as a literal or completed at run time ("/gpu:0",
+        "/gpu:%d" % i, "/gpu:{}".format(i), "/gpu:" + str(i), the text part of f"/gpu:{i}"):
+        reported with the whole expression that builds it."""
+        hit = next((rule for regex, rule in self._device_name_rules_here() if regex.match(value)), None)
+        if hit is None:
+            return False
+        parent = self.parent(node)
+        whole: ast.AST = node
+        if isinstance(parent, ast.JoinedStr):
+            whole = parent
+        elif isinstance(parent, ast.BinOp) and parent.left is node and isinstance(parent.op, (ast.Mod, ast.Add)):
+            whole = parent
+        elif isinstance(parent, ast.Attribute) and parent.attr == "format":
+            call = self.parent(parent)
+            if isinstance(call, ast.Call) and call.func is parent:
+                whole = call
+        self._handled.add(id(node))
+        self.report(hit, whole, self.seg(whole).replace("\n", " ")[:80])
+        return True
+
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        if self._message_depth:
+        if self._message_depth or id(node) in self._handled:
             return
         first = node.values[0] if node.values else None
         if (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("cuda:")
