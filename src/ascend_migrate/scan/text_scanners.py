@@ -514,10 +514,12 @@ def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: s
 _CLI_FLAG_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
 
 
-def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object, "Optional[re.Pattern[str]]"]]:
+def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object, Optional[str],
+                                                        "Optional[re.Pattern[str]]"]]:
     """The cli-flag rules' regexes, compiled once per knowledge base (not once per line), each
-    with the regex a whole file must match for it to count (None: any file). A flag's entry is
-    its note, or a mapping of `note` and `in_files_matching`."""
+    with its severity (None: the rule's) and the regex a whole file must match for it to count
+    (None: any file). A flag's entry is its note, or a mapping of `note`, `level` (a value the
+    script fills in is something to check, not a known GPU setting) and `in_files_matching`."""
     held = _CLI_FLAG_PATTERNS.get(id(kb))
     if held is None or held[0] is not kb:
         patterns = []
@@ -525,9 +527,9 @@ def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, 
             for flag, spec in rule.match["flags"].items():
                 if isinstance(spec, dict):
                     gate = re.compile(spec["in_files_matching"]) if spec.get("in_files_matching") else None
-                    patterns.append((re.compile(flag), spec["note"], rule, gate))
+                    patterns.append((re.compile(flag), spec["note"], rule, spec.get("level"), gate))
                 else:
-                    patterns.append((re.compile(flag), spec, rule, None))
+                    patterns.append((re.compile(flag), spec, rule, None, None))
         held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, patterns)
     return held[1]
 
@@ -536,7 +538,7 @@ def _closed_flags(kb: KnowledgeBase, text: str) -> frozenset[int]:
     """Indexes (into `_cli_flag_patterns`) of the flags this file's text does not open: an
     option shared by several tools (`--dtype fp16`) counts only beside the flags of the tool it
     belongs to."""
-    return frozenset(i for i, (_, _, _, gate) in enumerate(_cli_flag_patterns(kb))
+    return frozenset(i for i, (*_, gate) in enumerate(_cli_flag_patterns(kb))
                      if gate is not None and not gate.search(text))
 
 
@@ -547,7 +549,7 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
     `closed` ones) in one config or script line."""
     out: list[Finding] = []
     echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
-    for index, (regex, note, rule, _) in enumerate(_cli_flag_patterns(kb)):
+    for index, (regex, note, rule, level, _) in enumerate(_cli_flag_patterns(kb)):
         if index in closed:
             continue
         for m in regex.finditer(code):
@@ -555,7 +557,8 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 continue  # `echo "add --quantization awq"` is advice printed, not an option used
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
-                message=format_message(rule, symbol=m.group(0), detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
+                message=format_message(rule, symbol=m.group(0), detail=note),  # type: ignore[arg-type]
+                severity=level or rule.severity,  # type: ignore[attr-defined]
                 confidence="high", snippet=line.strip()[:200], symbol=m.group(0)))
     env, tools, any_name = _line_patterns(kb)
     if not any_name.search(code):
