@@ -27,6 +27,9 @@ AMP_DEVICE_CALLS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_
 AUTOCAST_CUDA_PARAMS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's positional order
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
 # The CUDA part of a device string completed at run time: "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + s
+# How a framework device name can start ("/gpu:0", "/job:w/...", "gpu:0", "device:GPU:0"): only
+# such strings are matched against the device-name rules' patterns.
+DEVICE_NAME_STARTS = frozenset("/gGdD")
 BUILT_DEVICE = re.compile(r"^cuda:(\{[^{}]*\}|%[dis]|)$")
 # `case "cuda":` patterns exist from Python 3.10; older parsers never produce them.
 MATCH_VALUE: tuple = tuple(getattr(ast, name) for name in ("MatchValue",) if hasattr(ast, name))
@@ -976,7 +979,7 @@ class PythonAnalyzer(FastVisitor):
         `tf.device("/gpu:%d" % i)`) are that pin's finding, not findings of their own."""
         for sub in ast.walk(arg):
             if isinstance(sub, ast.JoinedStr) or (
-                    isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value[:1] == "/"):
+                    isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value[:1] in DEVICE_NAME_STARTS):
                 self._handled.add(id(sub))
 
     def _transfer_of(self, qual: str, default: str) -> str:
@@ -1636,7 +1639,7 @@ class PythonAnalyzer(FastVisitor):
             self._handled.add(id(node))
         elif BUILT_DEVICE.match(value) and self._report_built_device(node, value):
             pass
-        elif value[:1] == "/" and self._report_device_name(node, value):  # device names start with "/"
+        elif value[:1] in DEVICE_NAME_STARTS and self._report_device_name(node, value):
             pass
         elif NCCL_TOKEN.search(value) and len(value) < 40:
             self._report_nccl(node, value)

@@ -6,6 +6,12 @@ EMBED_ON_CPU_ABOVE = 500000  # expect: none
 PARAMETER_SERVER = "/job:ps/replica:0/task:0/cpu:0"  # expect: none
 FIRST_GPU = "/device:GPU:0"  # expect: TF021
 WORKER_GPU = "/job:worker/task:1/gpu:0"  # expect: TF021
+ANY_GPU = "/gpu:*"  # expect: TF021
+ANY_CPU = "/cpu:*"  # expect: none
+SHARD_DEVICES = ["gpu:%d" % d for d in range(8)]  # expect: TF021
+PS_DEVICES = ["/job:ps" + "/task:%d/GPU:%d" % (t, 0) for t in range(2)]  # expect: TF021
+DEFAULT_NAME = "default"  # expect: none
+GPU_WORD = "gpu"  # expect: none
 
 
 def layer_device(layer, num_gpus):
