@@ -26,10 +26,10 @@ AMP_DEVICE_CALLS = {"torch.autocast", "torch.amp.autocast", "torch.amp.autocast_
                     "torch.amp.GradScaler", "torch.amp.grad_scaler.GradScaler", "torch.get_device_module"}
 AUTOCAST_CUDA_PARAMS = ("enabled", "dtype", "cache_enabled")  # torch.cuda.amp.autocast's positional order
 CUDA_DEVICE = re.compile(r"^cuda(:\d+)?$")
-# The CUDA part of a device string completed at run time: "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + s
 # How a framework device name can start ("/gpu:0", "/job:w/...", "gpu:0", "device:GPU:0"): only
 # such strings are matched against the device-name rules' patterns.
 DEVICE_NAME_STARTS = frozenset("/gGdD")
+# The CUDA part of a device string completed at run time: "cuda:{}".format(i), "cuda:%d" % i, "cuda:" + s
 BUILT_DEVICE = re.compile(r"^cuda:(\{[^{}]*\}|%[dis]|)$")
 # `case "cuda":` patterns exist from Python 3.10; older parsers never produce them.
 MATCH_VALUE: tuple = tuple(getattr(ast, name) for name in ("MatchValue",) if hasattr(ast, name))
@@ -977,9 +977,8 @@ class PythonAnalyzer(FastVisitor):
     def _claim_device_names(self, arg: ast.AST) -> None:
         """The device names written in the argument of a reported pin (`tf.device("/gpu:0")`,
         `tf.device("/gpu:%d" % i)`) are that pin's finding, not findings of their own."""
-        for sub in ast.walk(arg):
-            if isinstance(sub, ast.JoinedStr) or (
-                    isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value[:1] in DEVICE_NAME_STARTS):
+        for sub in ast.walk(arg):  # the text parts of an f-string are constants too
+            if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and sub.value[:1] in DEVICE_NAME_STARTS:
                 self._handled.add(id(sub))
 
     def _transfer_of(self, qual: str, default: str) -> str:
@@ -1689,7 +1688,7 @@ class PythonAnalyzer(FastVisitor):
         return True
 
     def visit_JoinedStr(self, node: ast.JoinedStr) -> None:
-        if self._message_depth or id(node) in self._handled:
+        if self._message_depth:
             return
         first = node.values[0] if node.values else None
         if (isinstance(first, ast.Constant) and isinstance(first.value, str) and first.value.startswith("cuda:")
