@@ -44,3 +44,11 @@ def test_a_report_sized_document():
     report = {"findings": [{"rule": f"CU{i:03d}", "line": i, "fixes": [{"edits": [[i, 0]], "text": "é\n\"x\""}],
                             "score": i / 7, "none": None, "ok": i % 2 == 0} for i in range(300)], "empty": {}, "list": []}
     assert json_text.dumps(report) == json.dumps(report, indent=2, ensure_ascii=False)
+
+
+def test_a_report_string_that_spells_the_findings_stand_in_is_written_the_plain_way():
+    from ascend_migrate.report.json_report import _HOLE, report_text, skeleton_text
+
+    report = {"schema": "s", "findings": [{"rule": "DV001", "line": 1}], "notes": [{"path": "a", "reason": _HOLE}]}
+    assert skeleton_text(report, "[]") is None
+    assert report_text(report) == json.dumps(report, indent=2, ensure_ascii=False) + "\n"

@@ -1,4 +1,5 @@
-"""The scan cache: one index per tree, keyed by path, size and mtime, tied to the rule set."""
+"""The scan cache: one index per tree, keyed by path, size, modification and inode-change time and
+inode, tied to the rule set."""
 from __future__ import annotations
 
 import os
@@ -188,3 +189,36 @@ def test_entry_decisions_are_reused_until_their_inputs_change(decided, tmp_path)
     (root / "extra.py").write_text("print('hello')\n", encoding="utf-8")
     _, calls = decided(root)
     assert calls == 1
+
+
+def test_a_same_size_rewrite_with_the_old_mtime_put_back_is_read_again(counted, tmp_path):
+    """Size and modification time can be made to match; the inode-change time cannot."""
+    root = _tree(tmp_path / "proj")
+    first, _ = counted(root)
+    target = root / "pkg" / "model.py"
+    st = target.stat()
+    target.write_text(TRAIN.replace(".cuda()", ".cudx()"))  # same size, one finding fewer
+    os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
+    again, analysed = counted(root)
+    assert analysed == ["pkg/model.py"]
+    assert len(again.findings) == len(first.findings) - 1
+    assert _rules(again) == _rules(scan(root, jobs=1, use_cache=False))
+
+
+def test_a_data_file_no_longer_named_says_nothing_from_its_cached_analysis(counted, tmp_path):
+    """A data file a launch script named was analysed and cached as such; once no script names
+    it, neither its findings nor its note (here: findings capped) are reported, as for a data
+    file no scan ever analysed."""
+    root = tmp_path / "proj"
+    (root / "conf").mkdir(parents=True)
+    (root / "train.py").write_text(TRAIN)
+    (root / "conf" / "data.yaml").write_text("".join(f"k{i}: nvidia-smi\n" for i in range(505)))
+    (root / "run.sh").write_text("python train.py --cfg conf/data.yaml\n")
+    named, _ = counted(root)
+    assert any(n.path == "conf/data.yaml" and "capped" in n.reason for n in named.notes)
+    (root / "run.sh").write_text("python train.py\n")
+    unnamed, _ = counted(root)
+    fresh = scan(root, jobs=1, use_cache=False)
+    assert [(n.path, n.reason) for n in unnamed.notes] == [(n.path, n.reason) for n in fresh.notes]
+    assert not any(n.path == "conf/data.yaml" for n in unnamed.notes)
+    assert _rules(unnamed) == _rules(fresh) and unnamed.build_configs == fresh.build_configs

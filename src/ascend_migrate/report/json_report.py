@@ -194,7 +194,8 @@ def report_text(report: dict[str, Any]) -> str:
     put in place of the `findings` array. A finding's text does not depend on its neighbours
     (`finding_text`), so a report can be written again from stored finding texts with only
     the changed ones encoded (scan/report_ledger.py)."""
-    return skeleton_text(report, findings_array([finding_text(f) for f in report["findings"]]))
+    text = skeleton_text(report, findings_array([finding_text(f) for f in report["findings"]]))
+    return text if text is not None else json_text.dumps(report) + "\n"
 
 
 def finding_text(finding: dict[str, Any]) -> str:
@@ -210,12 +211,14 @@ def findings_array(items: list[str]) -> str:
 _HOLE = "\x00findings\x00"  # no report string holds a NUL: paths and source text cannot
 
 
-def skeleton_text(report: dict[str, Any], array: str) -> str:
-    """`report` as indented JSON with `array` (the text of its findings array) in place."""
+def skeleton_text(report: dict[str, Any], array: str) -> Optional[str]:
+    """`report` as indented JSON with `array` (the text of its findings array) in place, or None
+    when a string of the report spells the stand-in for the array (then only the plain way,
+    encoding the findings themselves, can write it)."""
     text = json_text.dumps({**report, "findings": _HOLE})
     hole = json.dumps(_HOLE)
-    if text.count(hole) != 1:  # a string of the report that spells the stand-in: the plain way
-        return json_text.dumps(report) + "\n"
+    if text.count(hole) != 1:
+        return None
     return text.replace(hole, array) + "\n"
 
 

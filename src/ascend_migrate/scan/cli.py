@@ -161,6 +161,7 @@ def _patched(snapshots: Any, key: str, fingerprint: Any, path: Path, fmt: str, c
 def _rendered_and_kept(result: Any, kb: Any, fmt: str, color: bool, key: str, fingerprint: Any) -> str:
     """The report in `fmt` (json or text), as `render` gives it, and its ledger kept for the next
     re-scan to patch (scan/report_ledger.py)."""
+    from ascend_migrate.report import json_text
     from ascend_migrate.report.json_report import as_report, finding_text, findings_array, skeleton_text
     from ascend_migrate.scan import report_ledger
 
@@ -169,6 +170,8 @@ def _rendered_and_kept(result: Any, kb: Any, fmt: str, color: bool, key: str, fi
     if fmt == "json":
         items = [finding_text(f) for f in report["findings"]]
         text = skeleton_text(report, findings_array(items))
+        if text is None:  # the report cannot be written from its findings' texts: nor patched
+            return json_text.dumps(report) + "\n"
     else:
         from ascend_migrate.report.terminal import summary
 

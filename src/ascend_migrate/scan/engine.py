@@ -1,8 +1,8 @@
 """The scan engine: discover files, prefilter, analyse in parallel, cache, aggregate.
 
 Nothing in the scanned tree is imported or executed. Per-file results are kept in one cache
-index per tree, keyed by path, size and modification time (the content hash is checked only
-when those change) and tied to the rule set, so re-scanning an unchanged tree reads no file.
+index per tree, keyed by path, size, modification and inode-change time and inode (the content
+hash is checked only when those change) and tied to the rule set, so re-scanning an unchanged tree reads no file.
 Files are read and hashed where they are analysed (in the workers), so the tree's bytes are
 never all held at once. JSON/YAML data files (no known config kind) are not scanned unless a
 launch script names them.
@@ -402,18 +402,25 @@ def _console_scripts(text: str) -> list[str]:
 
 
 # --------------------------------------------------------------------------- cache
-CACHE_FORMAT = 6  # 5: JSON (cache_codec) instead of a pickle, which would run code on load; 6: console
-# scripts as `module:function`, entry decisions with the function that gets the imports
+CACHE_FORMAT = 7  # 5: JSON (cache_codec) instead of a pickle, which would run code on load; 6: console
+# scripts as `module:function`, entry decisions with the function that gets the imports; 7: entries
+# keep the inode-change time and inode
 RACY_NS = 2_000_000_000  # a file modified this close to the index's writing is re-hashed
 
 
 @dataclass
 class CacheEntry:
+    """A file's result, trusted while its stats stay the same. A rewrite that keeps the size and
+    puts the old modification time back still changes the inode-change time (or the inode, when
+    the file is replaced by a rename), so all four are compared."""
+
     size: int
     mtime_ns: int
     key: bytes  # content hash
     result: FileResult
     view: bytes = b""  # digest of what the entry-point decision reads from this file
+    ctime_ns: int = 0
+    ino: int = 0
 
 
 @dataclass
@@ -623,12 +630,13 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
             skipped[job.rel] = f"skipped: {st.st_size} bytes is over the {MAX_FILE_BYTES}-byte limit"
             continue
         hit = cache.files.get(job.rel)
-        if hit is not None and hit.size == st.st_size and hit.mtime_ns == st.st_mtime_ns \
-                and st.st_mtime_ns < trusted_before:
+        if hit is not None and (hit.size, hit.mtime_ns, hit.ctime_ns, hit.ino) == \
+                (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino) \
+                and max(st.st_mtime_ns, st.st_ctime_ns) < trusted_before:
             results[job.rel] = hit.result
             fresh.files[job.rel] = hit
             continue
-        stats[job.rel] = (st.st_size, st.st_mtime_ns)
+        stats[job.rel] = (st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino)
         todo.append((job, str(full), hit.key if hit is not None else None))
 
     total = len(results) + len(todo)
@@ -640,11 +648,11 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         if out[0] == "note":
             skipped[job.rel] = out[1]
             return
-        size, mtime = stats[job.rel]
+        size, mtime, ctime, ino = stats[job.rel]
         if out[0] == "same":  # touched, not changed: the cached result stands
-            entry = replace(cache.files[job.rel], size=size, mtime_ns=mtime)
+            entry = replace(cache.files[job.rel], size=size, mtime_ns=mtime, ctime_ns=ctime, ino=ino)
         else:
-            entry = CacheEntry(size, mtime, out[1], out[2])
+            entry = CacheEntry(size, mtime, out[1], out[2], ctime_ns=ctime, ino=ino)
         results[job.rel] = entry.result
         fresh.files[job.rel] = entry
 
@@ -710,12 +718,16 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
         if res.counted:
             result.files_scanned += 1
             result.lines_scanned += res.lines
-        if not res.data_file or _named(refs, rel):  # data files no launch script names are left alone
+        # Data files no launch script names are left alone: their findings, and what their notes
+        # and kind say of them, count only while a script names them (an analysis kept in the
+        # cache from a scan that named the file then says no more than an unanalysed file).
+        left_alone = res.data_file and not _named(refs, rel)
+        if not left_alone:
             result.findings.extend(res.findings)
-        if res.note:
-            result.notes.append(FileNote(rel, res.note))
-        if res.build:
-            result.build_configs.append(rel)
+            if res.note:
+                result.notes.append(FileNote(rel, res.note))
+            if res.build:
+                result.build_configs.append(rel)
         for fw, line in res.frameworks.items():
             frameworks.setdefault(fw, (rel, line))
     rule = kb.rule("FW001")

@@ -373,6 +373,8 @@ def _assemble(key: str, head: dict[str, Any], body: bytes, texts: dict[str, str]
         from ascend_migrate.report.terminal import summary
 
         template = summary(report, kb, color=color)
+    if template is None or snapshots.make_template(fmt, template) is None:
+        return None  # the stand-ins (findings array, scan time) are not where they must be
     facts = {"findings": len(summaries), "files_scanned": files_scanned, "lines_scanned": lines_scanned,
              "entry_points": len(head["entry_points"]), "rejected": len(head["rejected_entry_points"]),
              "notes": len(notes), "worst": max((SEVERITIES.index(f["severity"]) for f in summaries), default=-1)}
