@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 from pathlib import Path
 from typing import Callable
 
@@ -17,6 +16,7 @@ from ascend_migrate.cli import cli
 from ascend_migrate.scan import engine
 from ascend_migrate.scan import report_ledger as ledgers
 from ascend_migrate.scan import report_snapshot as snapshots
+from scan.report_cli import isolate, scan_cli, without_time
 
 TRAIN = '''import argparse
 import torch
@@ -59,8 +59,7 @@ RUN = "export NCCL_DEBUG=INFO\ntorchrun --nproc_per_node=2 train.py\n"
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(snapshots, "RACY_NS", 0)  # files written by the test count as settled
+    isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -76,15 +75,10 @@ def project(tmp_path) -> Path:
 
 
 def _scan(root: Path, *args: str) -> str:
-    res = CliRunner().invoke(cli, ["scan", str(root), "--fail-on", "never", *args])
-    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
-    return res.stdout
+    return scan_cli(root, *args)[1]
 
 
-def _without_time(fmt: str, text: str) -> str:
-    if fmt == "json":
-        return re.sub(r'"duration_s": [0-9.e+-]+', '"duration_s": T', text)
-    return re.sub(r"in [0-9.]+ s", "in T s", text)
+_without_time = without_time
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import stat
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from click.testing import CliRunner
 from ascend_migrate.cli import cli
 from ascend_migrate.scan import engine
 from ascend_migrate.scan import report_snapshot as snapshots
+from scan.report_cli import isolate, scan_cli, without_time
 
 TRAIN = '''import argparse
 import torch
@@ -39,8 +39,7 @@ UTIL = "import torch\n\n\ndef to_dev(x):\n    return x.to('cuda:0')\n"
 
 @pytest.fixture(autouse=True)
 def _isolated(tmp_path, monkeypatch):
-    monkeypatch.setenv("ASCEND_MIGRATE_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setattr(snapshots, "RACY_NS", 0)  # files written by the test count as settled
+    isolate(tmp_path, monkeypatch)
 
 
 @pytest.fixture
@@ -53,16 +52,7 @@ def project(tmp_path) -> Path:
     return root
 
 
-def _scan(root: Path, *args: str) -> tuple[int, str]:
-    res = CliRunner().invoke(cli, ["scan", str(root), "--fail-on", "never", *args])
-    assert res.exception is None or isinstance(res.exception, SystemExit), res.output
-    return res.exit_code, res.stdout
-
-
-def _without_time(fmt: str, text: str) -> str:
-    if fmt == "json":
-        return re.sub(r'"duration_s": [0-9.e+-]+', '"duration_s": T', text)
-    return re.sub(r"in [0-9.]+ s", "in T s", text)
+_scan, _without_time = scan_cli, without_time
 
 
 def _no_scan(monkeypatch) -> None:

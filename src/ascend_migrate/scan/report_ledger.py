@@ -197,18 +197,7 @@ def _write(key: str, head: dict[str, Any], body: bytes) -> None:
     another (`at` and `size` of each file count characters of the decoded text)."""
     data = json.dumps({**head, "length": len(body), "crc32": zlib.crc32(body)}, ensure_ascii=True,
                       separators=(",", ":")).encode("ascii")
-    path = ledger_file(key)
-    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(tmp, "wb") as fh:
-            fh.write(MAGIC + data + b"\n" + body)
-        os.replace(tmp, path)
-    except OSError:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+    snapshots.write_cache_file(ledger_file(key), MAGIC + data + b"\n" + body)
 
 
 def _read(key: str) -> Optional[tuple[dict[str, Any], bytes]]:

@@ -104,13 +104,13 @@ def tool_digest() -> str:
                 h.update(fh.read())
         _TOOL_DIGEST = h.hexdigest()
         if newest < started - RACY_NS:
-            _write_small(memo, _TOOL_DIGEST.encode("ascii"))
+            write_cache_file(memo, _TOOL_DIGEST.encode("ascii"))
     return _TOOL_DIGEST
 
 
-def _write_small(path: Path, data: bytes) -> None:
-    """Write a small cache file atomically (a name unique to this process, then a rename);
-    failing to write it only costs the next run."""
+def write_cache_file(path: Path, data: bytes) -> None:
+    """Write a cache file atomically (a name unique to this process, then a rename); failing
+    to write it only costs the next run."""
     tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
