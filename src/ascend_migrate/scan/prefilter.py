@@ -82,7 +82,8 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
         tokens: list[str] = list(_KIND_TOKENS.get(kind, ()))
         names = list(rule.match.get("names", ()))
         if kind in ("qualname", "keyword", "call-attribute", "positional-count", "first-arg-device",
-                    "decorator", "float64", "guarded-capability", "cuda-version", "module-prefix"):
+                    "decorator", "float64", "guarded-capability", "cuda-version", "module-prefix",
+                    "resource-key"):
             tokens += [_rarest_component(n) for n in names]
             tokens += list(rule.match.get("methods", ()))
             tokens += list(rule.match.get("dict_keys", ()))

@@ -821,6 +821,8 @@ class PythonAnalyzer(FastVisitor):
         if isinstance(func, ast.Attribute) and qual is None:
             self._check_method_call(node, func)
             self._check_method_keywords(node, func)
+            if func.attr == "get" and node.args:
+                self._check_resource_key(node, func.value, node.args[0], ".get")
         if node.keywords:
             self._check_scheduled_keywords(node, func, qual)
         if isinstance(func, ast.Name) and func.id == "dict" and self.lookup("dict") is None:
@@ -835,6 +837,28 @@ class PythonAnalyzer(FastVisitor):
             self._message_depth -= 1
         else:
             self.generic_visit(node)
+
+    def visit_Subscript(self, node: ast.Subscript) -> None:
+        if isinstance(node.ctx, ast.Load):
+            self._check_resource_key(node, node.value, node.slice, "")
+        self.generic_visit(node)
+
+    def _check_resource_key(self, node: ast.AST, table: ast.AST, key: ast.AST, how: str) -> None:
+        """An entry of a resource table read by name: `ray.available_resources().get("GPU", 0)`,
+        `ray.cluster_resources()["GPU"]` (resource-key rules: the function that returns the
+        table, and the entries that count an accelerator other than the NPU)."""
+        if not (isinstance(table, ast.Call) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
+            return
+        rules = self.kb.rules_of_kind("resource-key")
+        if not rules:
+            return
+        qual = self.qualname(table.func)
+        if qual is None:
+            return
+        for rule in rules:
+            if qual in rule.match["names"] and key.value in rule.match["keys"]:
+                symbol = f"{qual}(){how}(\"{key.value}\")" if how else f"{qual}()[\"{key.value}\"]"
+                self.report(rule, node, symbol)
 
     # ----------------------------------------------------------------- qualified names
     def visit_Name(self, node: ast.Name) -> None:
