@@ -1322,13 +1322,19 @@ class PythonAnalyzer(FastVisitor):
     def _check_dict_entries(self, entries: list[tuple[str, ast.AST, ast.AST]]) -> None:
         """Keyword rules whose settings also travel in dicts (`{"quantization": "awq"}`,
         `dict(num_gpus=1)`, a Ray bundle `{"GPU": 1}`): a literal value is needed, since a dict
-        entry is read only for what it says, not for how a call uses it."""
+        entry is read only for what it says, not for how a call uses it, unless the key itself
+        is the setting (`dict_keys_any_value`: `{"GPU": per_worker}` asks Ray for GPUs)."""
         for rule in self._keyword_rules_here():
             keys = rule.match.get("dict_keys", ())
+            any_value = rule.match.get("dict_keys_any_value", ())
             allowed = rule.match.get("unless_values", ())
             for key, value, node in entries:
-                if key in keys and isinstance(value, ast.Constant) and value.value is not None \
-                        and not _literal_in(value, allowed):
+                if key not in keys:
+                    continue
+                if isinstance(value, ast.Constant):
+                    if value.value is not None and not _literal_in(value, allowed):
+                        self.report(rule, node, f'{{"{key}": ...}}', keyword=key)
+                elif key in any_value:
                     self.report(rule, node, f'{{"{key}": ...}}', keyword=key)
 
     def _check_first_arg_device(self, rule: Rule, node: ast.Call, qual: str) -> None:

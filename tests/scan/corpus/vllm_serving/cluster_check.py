@@ -38,3 +38,9 @@ def nodes_with_gpus():
 def wait_for_gpus(minimum):
     while ray.cluster_resources().get("GPU", 0.0) < minimum:  # expect: VL011
         ray.get([])
+
+
+def bundles_for(workers, per_worker, cpus):
+    gpu_bundles = [{"GPU": per_worker, "CPU": cpus} for _ in range(workers)]  # expect: VL009
+    cpu_bundles = [{"GPU": 0, "CPU": cpus}] * workers  # expect: none
+    return gpu_bundles, cpu_bundles
