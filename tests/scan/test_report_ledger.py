@@ -82,19 +82,22 @@ _without_time = without_time
 
 
 @pytest.fixture
-def full_scans(monkeypatch) -> list:
-    """Each full scan the CLI runs (a patched report runs none)."""
-    calls: list = []
+def rescan(monkeypatch) -> Callable[..., tuple[str, int]]:
+    """Scan a tree with the cache and without it, require the same report (but the time), and
+    tell how many full scans the cached scan ran (0: it was patched, or its report stored)."""
+    full: list = []
     real = engine.run_scan
-    monkeypatch.setattr(engine, "run_scan", lambda *a, **k: calls.append(a) or real(*a, **k))
-    return calls
+    monkeypatch.setattr(engine, "run_scan", lambda *a, **k: full.append(a) or real(*a, **k))
 
+    def run(root: Path, fmt: str = "json", *args: str) -> tuple[str, int]:
+        full.clear()
+        cached = _scan(root, "--format", fmt, *args)
+        runs = len(full)
+        fresh = _scan(root, "--format", fmt, "--no-cache", *args)
+        assert _without_time(fmt, cached) == _without_time(fmt, fresh)
+        return cached, runs
 
-def _same_as_fresh(root: Path, fmt: str, *args: str) -> str:
-    cached = _scan(root, "--format", fmt, *args)
-    fresh = _scan(root, "--format", fmt, "--no-cache", *args)
-    assert _without_time(fmt, cached) == _without_time(fmt, fresh)
-    return cached
+    return run
 
 
 def _append(path: Path, text: str) -> None:
@@ -135,74 +138,66 @@ EDITS = [
 
 @pytest.mark.parametrize("fmt", ["json", "text"])
 @pytest.mark.parametrize("what, rel, edit, patched", EDITS, ids=[e[0] for e in EDITS])
-def test_every_edit_gives_the_fresh_scans_report(project, full_scans, fmt, what, rel, edit, patched):
-    first = _same_as_fresh(project, fmt)
+def test_every_edit_gives_the_fresh_scans_report(project, rescan, fmt, what, rel, edit, patched):
+    first, _ = rescan(project, fmt)
     edit(project / rel)
-    before = len(full_scans)
-    after = _same_as_fresh(project, fmt)
+    after, runs = rescan(project, fmt)
     if patched is not None:
-        assert (len(full_scans) == before + 1) is patched, what  # + 1: the --no-cache scan
+        assert runs == (0 if patched else 1), what
     if patched and what != "touched, not changed" and fmt == "json":
         assert _without_time(fmt, after) != _without_time(fmt, first)  # the edit shows
     again = _scan(project, "--format", fmt)  # and the next re-scan of the unchanged tree
     assert _without_time(fmt, again) == _without_time(fmt, after)
 
 
-def test_a_run_of_edits_stays_exact(project, full_scans):
+def test_a_run_of_edits_stays_exact(project, rescan):
     """One edit after another, each patched from the ledger the previous one wrote."""
-    _same_as_fresh(project, "json")
+    rescan(project)
     steps = [("models/data.py", "\n\ndef a(x):\n    return x.cuda()\n"),
              ("models/net.py", "\n\ndef b():\n    return torch.cuda.device_count()\n"),
              ("models/data.py", "\n\ndef c(x):\n    return x.to('cuda')\n"),
              ("train.py", "\n# trailing comment\n")]
     for rel, text in steps:
         _append(project / rel, text)
-        count = len(full_scans)
-        report = _same_as_fresh(project, "json")
-        assert len(full_scans) == count + 1
+        report, runs = rescan(project)
+        assert runs == 0, rel
     assert json.loads(report)["counts"]["findings"] >= 8
 
 
-def test_options_are_honoured(project, full_scans):
-    _same_as_fresh(project, "json", "--select", "DV", "--ignore", "DV002")
+def test_options_are_honoured(project, rescan):
+    options = ("--select", "DV", "--ignore", "DV002")
+    rescan(project, "json", *options)
     _append(project / "models" / "data.py", "\n\ndef d(x):\n    return x.to('cuda:1')\n")
-    count = len(full_scans)
-    report = json.loads(_same_as_fresh(project, "json", "--select", "DV", "--ignore", "DV002"))
-    assert len(full_scans) == count + 1
-    assert report["findings"] and {f["rule"][:2] for f in report["findings"]} == {"DV"}
+    text, runs = rescan(project, "json", *options)
+    report = json.loads(text)
+    assert runs == 0 and report["findings"] and {f["rule"][:2] for f in report["findings"]} == {"DV"}
 
 
-def test_an_agnostic_port_keeps_its_wording(project, full_scans, tmp_path):
+def test_an_agnostic_port_keeps_its_wording(project, rescan, tmp_path):
     """The device-agnostic wording depends on every file; an edit elsewhere keeps it exact."""
     out = tmp_path / "port"
     res = CliRunner().invoke(cli, ["migrate", str(project), "--style", "agnostic", "--output", str(out)])
     assert res.exit_code in (0, 1), res.output
-    _same_as_fresh(out, "json")
+    rescan(out)
     _append(out / "models" / "data.py", "\n\ndef e(x):\n    return x.cuda()\n")
-    count = len(full_scans)
-    _same_as_fresh(out, "json")
-    assert len(full_scans) == count + 1
+    assert rescan(out)[1] == 0
 
 
-def test_added_and_removed_files_run_a_full_scan(project, full_scans):
-    _same_as_fresh(project, "json")
+def test_added_and_removed_files_run_a_full_scan(project, rescan):
+    rescan(project)
     (project / "models" / "extra.py").write_text("import torch\nx = torch.cuda.is_available()\n")
-    count = len(full_scans)
-    _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 2
+    assert rescan(project)[1] == 1
     (project / "models" / "extra.py").unlink()
-    _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 4
+    assert rescan(project)[1] == 1
     (project / "notes.txt").write_text("not scanned\n")  # a file no scan reads: still patched
-    _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 5
+    assert rescan(project)[1] == 0
 
 
-def test_fresh_files_are_read_again(project, full_scans, monkeypatch):
+def test_fresh_files_are_read_again(project, rescan, monkeypatch):
     """A file modified close to the moment its stats were taken is never trusted by them: a
     same-size rewrite that keeps every stat but the content is still seen."""
     monkeypatch.setattr(snapshots, "RACY_NS", 10 ** 18)
-    _same_as_fresh(project, "json")
+    rescan(project)
     (key,) = [p.stem for p in (Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.ledger")]
     head = ledgers._read(key)[0]
     assert head["stats"] and all(v is None for v in head["stats"].values())
@@ -210,53 +205,47 @@ def test_fresh_files_are_read_again(project, full_scans, monkeypatch):
     st = target.stat()
     target.write_text(NET.replace('"cuda:0"', '"cpu:00"'))
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
-    report = _same_as_fresh(project, "json")
+    report, _ = rescan(project)
     assert "cuda:0" not in report
 
 
-def test_a_damaged_ledger_is_a_miss(project, full_scans):
-    _same_as_fresh(project, "json")
+def test_a_damaged_ledger_is_a_miss(project, rescan):
+    rescan(project)
     (ledger,) = (Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.ledger")
     data = bytearray(ledger.read_bytes())
     data[-5] ^= 0x01  # one bit of the stored findings' text: the CRC no longer matches
     ledger.write_bytes(bytes(data))
     _append(project / "models" / "data.py", "\n\ndef f(x):\n    return x.cuda()\n")
-    count = len(full_scans)
-    _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 2
+    assert rescan(project)[1] == 1
     ledger.write_bytes(b"not a ledger")
     assert ledgers._read(ledger.stem) is None
 
 
-def test_formats_without_a_ledger_run_a_full_scan(project, full_scans):
-    _same_as_fresh(project, "sarif")
+def test_formats_without_a_ledger_run_a_full_scan(project, rescan):
+    rescan(project, "sarif")
     _append(project / "models" / "data.py", "\n\ndef g(x):\n    return x.cuda()\n")
-    count = len(full_scans)
-    _same_as_fresh(project, "sarif")
-    assert len(full_scans) == count + 2
+    assert rescan(project, "sarif")[1] == 1
 
 
-def test_a_tree_with_a_name_that_is_not_utf8_keeps_no_ledger(project, full_scans):
+def test_a_tree_with_a_name_that_is_not_utf8_keeps_no_ledger(project, rescan):
     """Such a name is shown escaped in the report; the ledger does not try to keep it apart."""
     odd = os.fsencode(project) + b"/caf\xe9.py"
     with open(odd, "wb") as fh:
         fh.write(b"import torch\nx = torch.cuda.is_available()\n")
-    _same_as_fresh(project, "json")
+    rescan(project)
     assert not list((Path(os.environ["ASCEND_MIGRATE_CACHE_DIR"]) / "report").glob("*.ledger"))
     _append(project / "models" / "data.py", "\n\ndef k(x):\n    return x.cuda()\n")
-    count = len(full_scans)
-    report = _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 2 and "caf\\\\xe9.py" in report
+    report, runs = rescan(project)
+    assert runs == 1 and "caf\\\\xe9.py" in report
 
 
-def test_a_notebook_edit_is_patched(project, full_scans):
+def test_a_notebook_edit_is_patched(project, rescan):
     cell = {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [],
             "source": ["import torch\n", "x = torch.randn(2).cuda()\n"]}
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (project / "explore.ipynb").write_text(json.dumps(notebook))
-    _same_as_fresh(project, "json")
+    rescan(project)
     cell["source"].append("y = x.to('cuda:1')\n")
     (project / "explore.ipynb").write_text(json.dumps(notebook))
-    count = len(full_scans)
-    report = _same_as_fresh(project, "json")
-    assert len(full_scans) == count + 1 and "cuda:1" in report
+    report, runs = rescan(project)
+    assert runs == 0 and "cuda:1" in report

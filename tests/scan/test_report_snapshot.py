@@ -13,28 +13,8 @@ from click.testing import CliRunner
 from ascend_migrate.cli import cli
 from ascend_migrate.scan import engine
 from ascend_migrate.scan import report_snapshot as snapshots
-from scan.report_cli import isolate, scan_cli, without_time
+from scan.report_cli import UTIL, isolate, scan_cli, without_time, write_project
 
-TRAIN = '''import argparse
-import torch
-import torch.distributed as dist
-from torch.cuda.amp import GradScaler
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--backend", default="nccl")
-    args = parser.parse_args()
-    dist.init_process_group(args.backend)
-    model = torch.nn.Linear(4, 4).cuda()
-    scaler = GradScaler()
-    print(torch.cuda.get_device_capability())
-
-
-if __name__ == "__main__":
-    main()
-'''
-UTIL = "import torch\n\n\ndef to_dev(x):\n    return x.to('cuda:0')\n"
 
 
 @pytest.fixture(autouse=True)
@@ -44,12 +24,7 @@ def _isolated(tmp_path, monkeypatch):
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "train.py").write_text(TRAIN)
-    (root / "pkg" / "util.py").write_text(UTIL)
-    (root / "run.sh").write_text("export NCCL_DEBUG=INFO\ntorchrun --nproc_per_node=2 train.py\n")
-    return root
+    return write_project(tmp_path / "proj")
 
 
 _scan, _without_time = scan_cli, without_time
@@ -82,7 +57,7 @@ def test_the_stored_json_report_carries_this_runs_time(project, monkeypatch):
 def test_an_edit_is_seen(project):
     _scan(project, "--format", "json")
     before = json.loads(_scan(project, "--format", "json")[1])
-    (project / "pkg" / "util.py").write_text(UTIL + "\n\ndef more(m):\n    return m.cuda()\n")
+    (project / "pkg" / "util.py").write_text(UTIL + "\n\ndef more(m):\n    return m.cuda()\n", encoding="utf-8")
     after = json.loads(_scan(project, "--format", "json")[1])
     assert after["counts"]["findings"] == before["counts"]["findings"] + 1
 
@@ -91,7 +66,7 @@ def test_a_same_size_rewrite_with_the_old_mtime_is_not_taken_from_the_snapshot(p
     _, before = _scan(project, "--format", "json")
     target = project / "pkg" / "util.py"
     st = target.stat()
-    target.write_text(UTIL.replace("cuda:0", "cpu:00"))  # same size; mtime put back below
+    target.write_text(UTIL.replace("cuda:0", "cpu:00"), encoding="utf-8")  # same size; mtime put back below
     os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
     _, again = _scan(project, "--format", "json")  # the inode change time differs: the file is read again
     _, fresh = _scan(project, "--format", "json", "--no-cache")

@@ -17,29 +17,10 @@ import pytest
 
 from ascend_migrate.scan import cli as scan_cli
 from ascend_migrate.scan.stored_report_cli import FAIL_LEVELS, parse_scan_args
+from scan.report_cli import UTIL, write_project
 
 SRC = str(Path(__file__).resolve().parents[2] / "src")
 
-TRAIN = '''import argparse
-import torch
-import torch.distributed as dist
-from torch.cuda.amp import GradScaler
-
-
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--backend", default="nccl")
-    args = parser.parse_args()
-    dist.init_process_group(args.backend)
-    model = torch.nn.Linear(4, 4).cuda()
-    scaler = GradScaler()
-    print(torch.cuda.get_device_capability())
-
-
-if __name__ == "__main__":
-    main()
-'''
-UTIL = "import torch\n\n\ndef to_dev(x):\n    return x.to('cuda:0')  # « device » ×\n"
 
 # Runs `main` of the given module with a frozen clock and no racy window; reports on stderr's
 # last line whether click was imported (only when asked, so stderr compares otherwise).
@@ -59,12 +40,7 @@ finally:
 
 @pytest.fixture
 def project(tmp_path) -> Path:
-    root = tmp_path / "proj"
-    (root / "pkg").mkdir(parents=True)
-    (root / "train.py").write_text(TRAIN)
-    (root / "pkg" / "util.py").write_text(UTIL, encoding="utf-8")
-    (root / "run.sh").write_text("export NCCL_DEBUG=INFO\ntorchrun --nproc_per_node=2 train.py\n")
-    return root
+    return write_project(tmp_path / "proj")
 
 
 def _run(module: str, args: list[str], cache: Path, tell: bool = False,

@@ -194,8 +194,17 @@ def report_text(report: dict[str, Any]) -> str:
     put in place of the `findings` array. A finding's text does not depend on its neighbours
     (`finding_text`), so a report can be written again from stored finding texts with only
     the changed ones encoded (scan/report_ledger.py)."""
-    text = skeleton_text(report, findings_array([finding_text(f) for f in report["findings"]]))
-    return text if text is not None else json_text.dumps(report) + "\n"
+    return report_text_and_items(report)[0]
+
+
+def report_text_and_items(report: dict[str, Any]) -> tuple[str, Optional[list[str]]]:
+    """`report_text` and the texts of its findings it was written from (None when it had to be
+    written the plain way: then it cannot be written again from them either)."""
+    items = [finding_text(f) for f in report["findings"]]
+    text = skeleton_text(report, findings_array(items))
+    if text is None:
+        return json_text.dumps(report) + "\n", None
+    return text, items
 
 
 def finding_text(finding: dict[str, Any]) -> str:
@@ -318,14 +327,21 @@ def rule_record(kb: KnowledgeBase, rule_id: str) -> dict[str, Any]:
     }
 
 
+def rule_columns(kb: KnowledgeBase, rule_id: str) -> tuple[str, str, str]:
+    """The (category, transfer, effort) a finding of this rule carries in the report."""
+    rule = rule_meta(kb, rule_id)
+    return (rule.category, rule.transfer, rule.effort) if rule else (UNKNOWN, UNKNOWN, UNKNOWN)
+
+
 def _finding(f: Finding, kb: KnowledgeBase, fingerprint: str) -> dict[str, Any]:
     data = f.to_dict()
     rule = rule_meta(kb, f.rule)
+    category, transfer, effort = rule_columns(kb, f.rule)
     data.update(
         name=rule.name if rule else "",
-        category=rule.category if rule else UNKNOWN,
-        transfer=rule.transfer if rule else UNKNOWN,
-        effort=rule.effort if rule else UNKNOWN,
+        category=category,
+        transfer=transfer,
+        effort=effort,
         doc_url=rule.help_uri() if rule else "",
         fingerprint=fingerprint,
     )

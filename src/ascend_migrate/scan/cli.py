@@ -56,7 +56,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     pyproject.toml at or above PATH; scan, migrate and validate all read it.
     """
     started = time.perf_counter()
-    from ascend_migrate.console import detail, info, set_color, verbosity
+    from ascend_migrate.console import detail, set_color, verbosity
     from ascend_migrate.scan.walk import display
 
     if not path.exists():
@@ -70,6 +70,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     use_color = set_color(color) and output is None
     snapshots = snap_key = fingerprint = None
     if not no_cache:  # the tree as the last scan with these options saw it: its report stands
+        from ascend_migrate.scan import report_ledger
         from ascend_migrate.scan import report_snapshot as snapshots
 
         snap_key = snapshots.options_key(path, {
@@ -82,7 +83,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             fingerprint = None
         stored = snapshots.load(snap_key, fingerprint, fmt) if fingerprint is not None else None
         if stored is None and fingerprint is not None:  # a few files changed: patch the last report
-            stored = _patched(snapshots, snap_key, fingerprint, path, fmt, use_color)
+            stored = report_ledger.patch_stored(snap_key, fingerprint, path, fmt, use_color)
         if stored is not None:
             facts = stored.facts
             seconds = time.perf_counter() - started
@@ -124,7 +125,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     if snapshots is not None and fingerprint is not None and not internal:
         seconds, result.duration_s = result.duration_s, snapshots.STAND_IN_SECONDS
         template = snapshots.make_template(fmt, _rendered_and_kept(result, kb, fmt, use_color, snap_key, fingerprint)
-                                           if fmt in LEDGER_FORMATS else rendered())
+                                           if fmt in report_ledger.FORMATS else rendered())
         result.duration_s = seconds
         if template is not None:
             stored = snapshots.Snapshot(fmt, template, facts)
@@ -139,39 +140,18 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
 
 
-LEDGER_FORMATS = ("json", "text")  # scan/report_ledger.FORMATS, without importing it
-
-
-def _patched(snapshots: Any, key: str, fingerprint: Any, path: Path, fmt: str, color: bool) -> Any:
-    """The stored report patched for the few files that changed since (scan/report_ledger.py),
-    stored in its turn; None when only a full scan can tell."""
-    if fmt not in LEDGER_FORMATS:
-        return None
-    from ascend_migrate.scan import report_ledger
-
-    patched = report_ledger.patch(key, fingerprint, path, fmt, color)
-    template = snapshots.make_template(fmt, patched.template) if patched is not None else None
-    if template is None:
-        return None
-    stored = snapshots.Snapshot(fmt, template, patched.facts)
-    snapshots.save(key, fingerprint, stored)
-    return stored
-
-
 def _rendered_and_kept(result: Any, kb: Any, fmt: str, color: bool, key: str, fingerprint: Any) -> str:
     """The report in `fmt` (json or text), as `render` gives it, and its ledger kept for the next
     re-scan to patch (scan/report_ledger.py)."""
-    from ascend_migrate.report import json_text
-    from ascend_migrate.report.json_report import as_report, finding_text, findings_array, skeleton_text
+    from ascend_migrate.report.json_report import as_report, report_text_and_items
     from ascend_migrate.scan import report_ledger
 
     report = as_report(result, kb)
     items = None
     if fmt == "json":
-        items = [finding_text(f) for f in report["findings"]]
-        text = skeleton_text(report, findings_array(items))
-        if text is None:  # the report cannot be written from its findings' texts: nor patched
-            return json_text.dumps(report) + "\n"
+        text, items = report_text_and_items(report)
+        if items is None:  # written the plain way: nor can it be patched
+            return text
     else:
         from ascend_migrate.report.terminal import summary
 

@@ -30,7 +30,7 @@ from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
-from ascend_migrate.scan.project_config import ConfigError, ProjectConfig, find_project_config, load_project_config
+from ascend_migrate.scan.project_config import ConfigError, ProjectConfig, load_project_config
 from ascend_migrate.scan.cache_location import cache_dir
 from ascend_migrate.scan.python_ast import AGNOSTIC_PRELUDE, PythonAnalyzer
 from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes

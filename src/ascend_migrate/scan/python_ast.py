@@ -821,8 +821,6 @@ class PythonAnalyzer(FastVisitor):
         if isinstance(func, ast.Attribute) and qual is None:
             self._check_method_call(node, func)
             self._check_method_keywords(node, func)
-            if func.attr == "get" and node.args:
-                self._check_resource_key(node, func.value, node.args[0], ".get")
         if node.keywords:
             self._check_scheduled_keywords(node, func, qual)
         if isinstance(func, ast.Name) and func.id == "dict" and self.lookup("dict") is None:
@@ -837,28 +835,6 @@ class PythonAnalyzer(FastVisitor):
             self._message_depth -= 1
         else:
             self.generic_visit(node)
-
-    def visit_Subscript(self, node: ast.Subscript) -> None:
-        if isinstance(node.ctx, ast.Load):
-            self._check_resource_key(node, node.value, node.slice, "")
-        self.generic_visit(node)
-
-    def _check_resource_key(self, node: ast.AST, table: ast.AST, key: ast.AST, how: str) -> None:
-        """An entry of a resource table read by name: `ray.available_resources().get("GPU", 0)`,
-        `ray.cluster_resources()["GPU"]` (resource-key rules: the function that returns the
-        table, and the entries that count an accelerator other than the NPU)."""
-        if not (isinstance(table, ast.Call) and isinstance(key, ast.Constant) and isinstance(key.value, str)):
-            return
-        rules = self.kb.rules_of_kind("resource-key")
-        if not rules:
-            return
-        qual = self.qualname(table.func)
-        if qual is None:
-            return
-        for rule in rules:
-            if qual in rule.match["names"] and key.value in rule.match["keys"]:
-                symbol = f"{qual}(){how}(\"{key.value}\")" if how else f"{qual}()[\"{key.value}\"]"
-                self.report(rule, node, symbol)
 
     # ----------------------------------------------------------------- qualified names
     def visit_Name(self, node: ast.Name) -> None:
@@ -1092,6 +1068,9 @@ class PythonAnalyzer(FastVisitor):
         for rule in kb.rules_of_kind("first-arg-device"):
             if qual in rule.match["names"]:
                 self._check_first_arg_device(rule, node, qual)
+        for rule in kb.rules_of_kind("resource-key"):
+            if qual in rule.match["names"]:
+                self._check_resource_key(rule, node, qual)
         hit = self._prefix_keywords.get(qual)
         if hit is not None:
             keyword, rule = hit
@@ -1318,6 +1297,23 @@ class PythonAnalyzer(FastVisitor):
                 label = func.id if isinstance(func, ast.Name) else \
                     f".{func.attr}" if isinstance(func, ast.Attribute) else self.seg(func)[:40]
                 self._check_keywords(rule, node, label)
+
+    def _check_resource_key(self, rule: Rule, table: ast.Call, qual: str) -> None:
+        """A call that returns a resource table (`ray.available_resources()`), read for one of the
+        rule's entries by name: `table.get("GPU", 0)` or `table["GPU"]`. Decided from the call
+        the rule names, so other subscripts and `.get` calls cost nothing."""
+        parent = self.parent(table)
+        if isinstance(parent, ast.Subscript) and parent.value is table and isinstance(parent.ctx, ast.Load):
+            node, key, shown = parent, parent.slice, "[{}]"
+        elif isinstance(parent, ast.Attribute) and parent.attr == "get" and parent.value is table:
+            call = self.parent(parent)
+            if not (isinstance(call, ast.Call) and call.func is parent and call.args):
+                return
+            node, key, shown = call, call.args[0], ".get({})"
+        else:
+            return
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and key.value in rule.match["keys"]:
+            self.report(rule, node, f"{qual}()" + shown.format(f'"{key.value}"'))
 
     def _check_dict_entries(self, entries: list[tuple[str, ast.AST, ast.AST]]) -> None:
         """Keyword rules whose settings also travel in dicts (`{"quantization": "awq"}`,

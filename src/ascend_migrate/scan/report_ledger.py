@@ -98,27 +98,24 @@ def _row(finding: dict[str, Any]) -> list[Any]:
             finding["message"]]
 
 
-def _summary(rel: str, row: list[Any], meta: dict[str, tuple[str, str, str]]) -> dict[str, Any]:
-    """A finding's summary record (json_report.SUMMARY_FIELDS) from its stored row."""
+def _summary(rel: str, row: list[Any], columns: "_RuleColumns", fields: tuple[str, ...]) -> dict[str, Any]:
+    """A finding's summary record (`fields`: json_report.SUMMARY_FIELDS) from its stored row."""
     line, col, rule, symbol, severity, message = row
-    category, effort, transfer = meta[rule]
-    return {"rule": rule, "path": rel, "line": line, "col": col, "severity": severity, "message": message,
-            "symbol": symbol, "category": category, "effort": effort, "transfer": transfer}
+    category, transfer, effort = columns[rule]
+    return dict(zip(fields, (rule, rel, line, col, severity, message, symbol, category, effort, transfer)))
 
 
-class _RuleMeta(dict):
-    """Rule id -> (category, effort, transfer) as json_report._finding gives them."""
+class _RuleColumns(dict):
+    """Rule id -> json_report.rule_columns, looked up once per rule."""
 
     def __init__(self, kb: Any) -> None:
         super().__init__()
         self.kb = kb
 
     def __missing__(self, rule: str) -> tuple[str, str, str]:
-        from ascend_migrate.report.json_report import UNKNOWN, rule_meta
+        from ascend_migrate.report.json_report import rule_columns
 
-        meta = rule_meta(self.kb, rule)
-        value = (meta.category, meta.effort, meta.transfer) if meta else (UNKNOWN, UNKNOWN, UNKNOWN)
-        self[rule] = value
+        self[rule] = value = rule_columns(self.kb, rule)
         return value
 
 
@@ -238,6 +235,17 @@ def patch(key: str, fingerprint: Fingerprint, root: Path, fmt: str, color: bool)
     return patched
 
 
+def patch_stored(key: str, fingerprint: Fingerprint, root: Path, fmt: str, color: bool) -> Optional["snapshots.Snapshot"]:
+    """`patch`, kept as the tree's stored report in its turn (report_snapshot.save: only when
+    every file is settled); what both the click-free entry and the full CLI serve."""
+    patched = patch(key, fingerprint, root, fmt, color)
+    if patched is None:
+        return None
+    stored = snapshots.Snapshot(fmt, patched.template, patched.facts)
+    snapshots.save(key, fingerprint, stored)
+    return stored
+
+
 # (key, tree digest) of the patches this process found impossible: the full CLI, which runs
 # after the click-free entry in the same process, does not analyse the changed files twice
 _MISSED: set[tuple[str, str]] = set()
@@ -329,10 +337,10 @@ def _patch(key: str, head: dict[str, Any], body: bytes, fingerprint: Fingerprint
 
 def _assemble(key: str, head: dict[str, Any], body: bytes, texts: dict[str, str], fmt: str, color: bool,
               kb: Any) -> Optional[Patched]:
-    from ascend_migrate.report.json_report import assemble, findings_array, skeleton_text
+    from ascend_migrate.report.json_report import SUMMARY_FIELDS, assemble, findings_array, skeleton_text
     from ascend_migrate.scan.finding import SEVERITIES
 
-    meta = _RuleMeta(kb)
+    columns = _RuleColumns(kb)
     summaries: list[dict[str, Any]] = []
     notes = list(head["lead_notes"])
     files_scanned = lines_scanned = 0
@@ -346,7 +354,7 @@ def _assemble(key: str, head: dict[str, Any], body: bytes, texts: dict[str, str]
             lines_scanned += entry["lines"]
         if entry["note"]:
             notes.append({"path": rel, "reason": entry["note"]})
-        summaries.extend(_summary(rel, row, meta) for row in entry["rows"])
+        summaries.extend(_summary(rel, row, columns, SUMMARY_FIELDS) for row in entry["rows"])
         if fmt == "json":
             block = texts[rel] if rel in texts else stored[entry["at"]:entry["at"] + entry["size"]]
             entry["at"], entry["size"] = at, len(block)

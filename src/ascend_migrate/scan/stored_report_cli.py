@@ -162,7 +162,11 @@ def _serve(args: list[str], started: float, state: dict[str, bool]) -> int:
         raise _NotHere from None
     stored = snapshots.load_body(key, fingerprint, fmt)
     if stored is None:  # a few files changed: the last report patched (scan/report_ledger.py)
-        stored = _patched(snapshots, key, fingerprint, path, fmt, use_color)
+        from ascend_migrate.scan import report_ledger
+
+        patched = report_ledger.patch_stored(key, fingerprint, path, fmt, use_color)
+        if patched is not None:
+            stored = patched.facts, patched.template.encode("utf-8", "surrogatepass")
     if stored is None:
         snapshots.prime(path, opts["exclude"], fingerprint)  # the full scan takes it from here
         raise _NotHere
@@ -196,22 +200,6 @@ def _serve(args: list[str], started: float, state: dict[str, bool]) -> int:
         sys.stderr.write(detail.format(seconds) + "\n")
     sys.stderr.flush()
     return _exit_for(worst, opts["fail_on"])
-
-
-def _patched(snapshots: Any, key: str, fingerprint: Any, path: Path, fmt: str,
-             color: bool) -> Optional[tuple[dict[str, Any], bytes]]:
-    """The facts and bytes of the last report patched for the files changed since, stored as
-    the tree's report in its turn (as scan.cli._patched does); None when only a scan can tell."""
-    from ascend_migrate.scan import report_ledger
-
-    if fmt not in report_ledger.FORMATS:
-        return None
-    patched = report_ledger.patch(key, fingerprint, path, fmt, color)
-    template = snapshots.make_template(fmt, patched.template) if patched is not None else None
-    if template is None:
-        return None
-    snapshots.save(key, fingerprint, snapshots.Snapshot(fmt, template, patched.facts))
-    return patched.facts, template.encode("utf-8", "surrogatepass")
 
 
 def _write_file(output: Path, data: bytes) -> None:
