@@ -218,6 +218,36 @@ def test_triton_clash_needs_the_error_not_the_import_line_or_vllm_notices():
     assert m.id == "triton-ascend-mainline-triton-clash"  # and not the generic project-module entry
 
 
+def test_torchvision_mismatch_in_each_form_and_not_on_other_torchvision_lines():
+    """The three ways a torchvision built for another torch fails at import or first op call
+    (and transformers' re-raise of the first), then lines about torchvision that are not it: the
+    NPU CPU-fallback warning for torchvision::nms, the harmless image extension warning, the
+    meta-registration frame echoed in a traceback, pip output, a missing torchvision and
+    another library's copy of the custom-ops message."""
+    forms = [
+        "RuntimeError: operator torchvision::nms does not exist",
+        "operator torchvision::roi_align does not exist",
+        "ValueError: Could not find the operator torchvision::nms. Please make sure you have already registered the operator and (if registered from C++) loaded it via torch.ops.load_library.",
+        "AttributeError: partially initialized module 'torchvision' has no attribute 'extension' (most likely due to a circular import)",
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and torchvision versions are incompatible, or if you had errors while compiling torchvision from source.",
+    ]
+    for line in forms:
+        (m,) = diagnose_text(line + "\n")
+        assert (m.id, m.confidence, m.family) == ("torchvision-torch-mismatch", "high", "versions"), line
+    near = (
+        "[W compiler_depend.ts:51] Warning: CAUTION: The operator 'torchvision::nms' is not currently supported on the NPU backend and will fall back to run on the CPU. This may have performance implications. (function npu_cpu_fallback)\n"
+        "/venv/lib/python3.11/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libc10_cuda.so: cannot open shared object file: No such file or directory\n"
+        '    @torch.library.register_fake("torchvision::nms")\n'
+        "Requirement already satisfied: torch==2.13.0 in /venv/lib/python3.11/site-packages (from torchvision==0.28.0) (2.13.0+cpu)\n"
+        "Successfully installed torchvision-0.28.0\n"
+        "RuntimeError: Couldn't load custom C++ ops. This can happen if your PyTorch and falkon versions are incompatible\n"
+        "ModuleNotFoundError: No module named 'torchvision'\n"
+    )
+    found = ids(diagnose_text(near))
+    assert "torchvision-torch-mismatch" not in found
+    assert found == ["module-not-found-project", "op-fallback-to-cpu"]
+
+
 def test_validator_failures_have_their_own_entries():
     cases = {
         "Error: entry file not found: /work/proj/train.py": "validate-entry-not-found",
