@@ -235,32 +235,18 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
                            ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"),
                            precision=vopts.get("precision") or "fp32")
-    _confirm_again(target, validation.get("confirmed") or [], echo)
+    _decisions_to_make_again(validation.get("confirmed") or [], echo)
     report = validate_project(target, opts)
     write_state_files(target, {"validation-report.json": to_json(report), "validation-report.md": to_markdown(report)})
     return report
 
 
-def _confirm_again(target: Path, confirmed: list[Any], echo) -> None:
-    """Items the port's validation accepted by hand (each with its recorded note) are accepted
-    again in TARGET, as the skill's own recipe does with --confirm: they record a judgement
-    about the port (e.g. its launcher was run on the NPU host), not something a replay re-checks.
-    Error items that failed can never be confirmed, so a confirmation cannot hide a failure."""
-    from ascend_migrate.safe_paths import UnsafePathError
-    from ascend_migrate.validate.runner import record_confirmations
-
+def _decisions_to_make_again(confirmed: list[Any], echo) -> None:
+    """Manual items a person decided when the port was validated are not carried over: a
+    decision holds for the tree and host it was made on. Name them so a person decides again."""
     for item in confirmed:
-        if not isinstance(item, dict) or not isinstance(item.get("id"), str):
-            continue
-        note = str(item.get("note") or "confirmed when the port was validated")
-        try:
-            record_confirmations(target, [item["id"]], note=note)
-        except KeyError:
-            echo(f"   not confirmed again: {item['id']} is not a checklist item of this version")
-            continue
-        except (OSError, UnsafePathError) as exc:
-            raise ReplayError(f"cannot record the confirmation of {item['id']}: {exc}") from None
-        echo(f"   confirmed again from the skill: {item['id']} ({note})")
+        if isinstance(item, dict) and isinstance(item.get("id"), str):
+            echo(f"   decided by a person at port time, to be decided again here: {item['id']}")
 
 
 def write_state_files(target: Path, files: dict[str, str]) -> None:

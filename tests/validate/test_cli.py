@@ -100,7 +100,7 @@ def test_usage_errors_exit_2(clean_project, tmp_path):
     assert invoke("compare", tmp_path / "missing.pt").exit_code == 2
 
 
-def test_undecided_items_block_until_confirmed(tmp_path, monkeypatch):
+def test_a_manual_question_blocks_until_a_person_decides_it(tmp_path, monkeypatch):
     from vhelpers import finding
 
     root = write_tree(tmp_path / "p", {"main.py": "x = 1\n", "k.cu": "__global__ void k() {}\n"})
@@ -108,12 +108,65 @@ def test_undecided_items_block_until_confirmed(tmp_path, monkeypatch):
     env = tmp_path / "env.json"
     env.write_text("{}")
     res = invoke(root, "--environment", env)
-    assert res.exit_code == 1 and "cuda-sources-handled awaits confirmation" in res.output
-    res = invoke(root, "--environment", env, "--confirm", "cuda-sources-handled", "--note", "kernel rewritten in model.py")
+    assert res.exit_code == 1 and "cuda-sources-unbuilt awaits a person's decision" in res.output
+    res = invoke(root, "--environment", env, "--confirm", "cuda-sources-unbuilt", "--note", "kernel rewritten in model.py")
     assert res.exit_code == 0, res.output
     report = json.loads((root / ".ascend-migrate" / "validation-report.json").read_text())
-    item = next(i for i in report["items"] if i["id"] == "cuda-sources-handled")
+    item = next(i for i in report["items"] if i["id"] == "cuda-sources-unbuilt")
     assert item["status"] == "confirmed" and "kernel rewritten" in item["evidence"][0]["message"]
+    # the decision is bound to the tree: an edit asks for it again
+    (root / "main.py").write_text("x = 2\n")
+    res = invoke(root, "--environment", env)
+    assert res.exit_code == 1, res.output
+    report = json.loads((root / ".ascend-migrate" / "validation-report.json").read_text())
+    item = next(i for i in report["items"] if i["id"] == "cuda-sources-unbuilt")
+    assert item["status"] == "manual-pending"
+    assert "the tree changed since it was confirmed" in item["evidence"][0]["message"]
+
+
+def test_a_confirmation_does_not_travel_to_another_host(tmp_path, monkeypatch):
+    from vhelpers import finding
+
+    from ascend_migrate.validate import confirmations
+
+    root = write_tree(tmp_path / "p", {"main.py": "x = 1\n", "k.cu": "__global__ void k() {}\n"})
+    monkeypatch.setattr(runner, "_scan", lambda path: (make_scan(root, [finding("EX001", "k.cu", 1)]), None))
+    env = tmp_path / "env.json"
+    env.write_text("{}")
+    res = invoke(root, "--environment", env, "--confirm", "cuda-sources-unbuilt", "--note", "built by the Makefile only")
+    assert res.exit_code == 0, res.output
+    monkeypatch.setattr(confirmations, "host_identity", lambda: {"name": "npu-node-7", "id": "f" * 32})
+    res = invoke(root, "--environment", env)
+    assert res.exit_code == 1
+    assert "confirmed on another host" in res.output and "npu-node-7" in res.output
+
+
+@pytest.mark.parametrize("item", ["cuda-sources-handled", "migrated-code-executed", "loss-curve", "no-nccl"])
+def test_confirm_is_refused_for_automatic_items(tmp_path, item):
+    root = write_tree(tmp_path / "p", {"main.py": "x = 1\n"})
+    env = tmp_path / "env.json"
+    env.write_text("{}")
+    res = invoke(root, "--environment", env, "--confirm", item, "--note", "ok")
+    assert res.exit_code == 2
+    assert "--confirm refused" in res.output and "only manual items" in res.output
+    assert not (root / ".ascend-migrate" / "validation-confirmations.json").exists()
+
+
+def test_a_recorded_confirmation_of_an_automatic_item_is_ignored(tmp_path, monkeypatch):
+    """A confirmations file written by an older version (or by hand) never clears an automatic item."""
+    from vhelpers import finding
+
+    root = write_tree(tmp_path / "p", {"main.py": "import torch\nmodel = torch.nn.DataParallel(m)\n"})
+    monkeypatch.setattr(runner, "_scan", lambda path: (make_scan(root, [finding("DS003", "main.py", 2, 8, severity="error")]), None))
+    state = root / ".ascend-migrate"
+    state.mkdir()
+    (state / "validation-confirmations.json").write_text(json.dumps(
+        {"schema": "ascend-migrate/validation-confirmations/1",
+         "confirmed": {"no-dataparallel": {"at": "2026-01-01T00:00:00+00:00", "note": "ok"}}}))
+    report = runner.validate_project(root, runner.ValidateOptions(environment={}))
+    item = next(i for i in report["items"] if i["id"] == "no-dataparallel")
+    assert item["status"] == "fail" and report["verdict"] == "fail"
+    assert any(r["id"] == "no-dataparallel" for r in report["confirmations_refused"])
 
 
 def test_missing_scanner_never_passes(tmp_path, monkeypatch):

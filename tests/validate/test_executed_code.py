@@ -117,7 +117,7 @@ def test_an_entry_that_skips_the_migrated_code_is_not_a_pass(trainer):
     item = _item(report, "migrated-code-executed")
     assert item["status"] == "manual-pending"
     assert "none of the 1 changed Python file(s) (main.py)" in item["summary"]
-    assert "--confirm migrated-code-executed" in item["summary"]
+    assert "validate with the project's own command" in item["summary"] and "--confirm" not in item["summary"]
     assert report["verdict"] == "fail"
     # the numbers themselves matched: it is only the coverage that is missing
     assert _item(report, "loss-curve")["status"] == "pass"
@@ -127,12 +127,17 @@ def test_an_entry_that_skips_the_migrated_code_is_not_a_pass(trainer):
     assert missed and "never executed" in missed[0]["message"]
 
 
-def test_a_recorded_confirmation_lets_it_pass(trainer):
+def test_a_recorded_confirmation_never_clears_the_item(trainer):
+    """Only evidence clears an automatic item: a confirmation on record (an older version wrote
+    them) is ignored and the report says so."""
     _, port, golden = trainer
-    runner.record_confirmations(port, ["migrated-code-executed"], note="main.py run for 20 steps on the NPU host")
+    state = port / ".ascend-migrate" / "validation-confirmations.json"
+    state.write_text(json.dumps({"schema": "ascend-migrate/validation-confirmations/1", "confirmed": {
+        "migrated-code-executed": {"at": "2026-01-01T00:00:00+00:00", "note": "ok"}}}))
     report = _validate(port, golden)
-    assert _item(report, "migrated-code-executed")["status"] == "confirmed"
-    assert report["verdict"] == "pass"
+    assert _item(report, "migrated-code-executed")["status"] == "manual-pending"
+    assert report["verdict"] == "fail"
+    assert report["confirmations_refused"][0]["id"] == "migrated-code-executed"
 
 
 def test_an_entry_through_a_changed_module_passes(trainer, tmp_path):
@@ -244,7 +249,7 @@ def test_a_flat_golden_loss_curve_is_not_confirmed(tmp_path):
     item = _item(report, "loss-curve")
     assert item["status"] == "manual-pending"
     assert "every golden loss is" in item["summary"] and "checks nothing" in item["summary"]
-    assert any("loss-curve awaits confirmation" in r for r in report["reasons"])
+    assert any(r.startswith("loss-curve undecided") for r in report["reasons"])
 
 
 def test_capture_warns_about_a_flat_loss(tmp_path):
@@ -260,18 +265,16 @@ def test_capture_warns_about_a_flat_loss(tmp_path):
     assert "every golden loss is" in res.output and "capture again" in res.output
 
 
-def test_a_replay_confirms_again_what_the_port_confirmed(tmp_path):
-    """A model skill records the items its port accepted by hand; replaying it into a fresh
-    checkout accepts them again with their notes, as the skill's own recipe does."""
-    from ascend_migrate.replay import _confirm_again
+def test_a_replay_carries_no_confirmation(tmp_path):
+    """A model skill records the items its port's person decided; a replay names them to be
+    decided again and records nothing: a decision holds only for the tree and host it was made on."""
+    from ascend_migrate.replay import _decisions_to_make_again
     from ascend_migrate.validate.runner import load_confirmations
 
     target = tmp_path / "fresh"
     target.mkdir()
     said: list[str] = []
-    _confirm_again(target, [{"id": "migrated-code-executed", "note": "main.py run 20 steps on the NPU host"},
-                            {"id": "no-such-item", "note": "from a newer checklist"}], said.append)
-    recorded = load_confirmations(target)
-    assert list(recorded) == ["migrated-code-executed"]
-    assert recorded["migrated-code-executed"]["note"] == "main.py run 20 steps on the NPU host"
-    assert any("not confirmed again: no-such-item" in line for line in said)
+    _decisions_to_make_again([{"id": "cuda-sources-unbuilt", "note": "built by the Makefile only"}], said.append)
+    assert load_confirmations(target) == {}
+    assert not (target / ".ascend-migrate").exists()
+    assert any("to be decided again here: cuda-sources-unbuilt" in line for line in said)

@@ -115,7 +115,11 @@ def test_cuda_sources(tmp_path):
     assert decide("cuda-sources-handled", tmp_path, [cu, finding("EX002", "setup.py", 5, 15)]).status == "pass"
     res = decide("cuda-sources-handled", tmp_path, [cu, finding("EX002", "bad_setup.py", 2, 7)])
     assert res.status == "fail" and ("bad_setup.py", 2) in locations(res)
-    assert decide("cuda-sources-handled", tmp_path, [cu]).status == "manual-pending"
+    # sources no Python build uses are a person's question, asked by the manual item only
+    assert decide("cuda-sources-handled", tmp_path, [cu]).status == "pass"
+    assert decide("cuda-sources-unbuilt", tmp_path, [cu]).status == "manual-pending"
+    assert decide("cuda-sources-unbuilt", tmp_path, [cu, finding("EX002", "setup.py", 5, 15)]).status == "skip"
+    assert decide("cuda-sources-unbuilt", tmp_path, []).status == "skip"
 
 
 def test_packages(tmp_path):

@@ -22,15 +22,20 @@ def test_decide_blocks_on_error_items_only_and_lists_open_warnings():
     d = decide([_item("a", "error", "pass"), _item("b", "warning", "fail"), _item("c", "warning", "manual-pending")])
     assert d.verdict == "pass" and d.reasons == []
     assert [w.split()[0] for w in d.open_warnings] == ["b", "c"]
-    d = decide([_item("a", "error", "manual-pending"), _item("b", "error", "fail")])
-    assert d.verdict == "fail" and [r.split()[0] for r in d.reasons] == ["a", "b"]
-    assert "--note" in d.reasons[0]
+    manual = dict(_item("a", "error", "manual-pending"), kind="manual")
+    d = decide([manual, _item("b", "error", "fail"), _item("c", "error", "manual-pending")])
+    assert d.verdict == "fail" and [r.split()[0] for r in d.reasons] == ["a", "b", "c"]
+    assert "a person's decision" in d.reasons[0] and "undecided" in d.reasons[2]
+    # what a report says never carries the confirm flag (a model skill quotes reports)
+    assert not any("--confirm" in r for r in d.reasons + d.open_warnings)
 
 
 def test_confirmation_rules():
-    assert can_confirm("warning", "fail") is None
-    assert can_confirm("error", "manual-pending") is None
-    assert "cannot be confirmed" in can_confirm("error", "fail")
+    assert can_confirm("manual", "manual-pending") is None
+    for kind in ("static", "dynamic"):
+        for status in ("fail", "manual-pending", "skip"):
+            assert "only evidence clears" in can_confirm(kind, status)
+    assert "nothing to confirm" in can_confirm("manual", "pass")
 
 
 def invoke(*args):
@@ -53,21 +58,19 @@ def _report(root):
     return json.loads((root / ".ascend-migrate" / "validation-report.json").read_text())
 
 
-def test_warning_confirmed_with_reason_error_refused(warned_project):
+def test_only_manual_items_take_a_confirmation(warned_project):
     root, env = warned_project
-    res = invoke(root, "--environment", env, "--confirm", "fp64-usage")
+    res = invoke(root, "--environment", env, "--confirm", "stochastic-outputs")
     assert res.exit_code == 2 and "--note" in res.output
-    res = invoke(root, "--environment", env, "--confirm", "fp64-usage", "--confirm", "no-dataparallel",
-                 "--note", "float64 only in CPU-side statistics")
-    assert res.exit_code == 1
-    assert "confirmation of no-dataparallel not applied" in res.output
+    res = invoke(root, "--environment", env, "--confirm", "fp64-usage", "--note", "float64 only in CPU-side statistics")
+    assert res.exit_code == 2 and "fp64-usage (static)" in res.output and "only manual items" in res.output
+    res = invoke(root, "--environment", env, "--confirm", "stochastic-outputs", "--note", "no sampling in this model")
+    assert res.exit_code == 1  # DataParallel still fails: a confirmation never touches it
     report = _report(root)
     items = {i["id"]: i for i in report["items"]}
-    assert items["fp64-usage"]["status"] == "confirmed"
-    assert items["fp64-usage"]["confirmed"]["note"] == "float64 only in CPU-side statistics"
-    assert items["fp64-usage"]["confirmed"]["was"] == "fail"
-    assert items["no-dataparallel"]["status"] == "fail"
-    assert report["confirmations_refused"][0]["id"] == "no-dataparallel"
+    assert items["stochastic-outputs"]["status"] == "confirmed"
+    assert items["stochastic-outputs"]["confirmed"]["note"] == "no sampling in this model"
+    assert items["fp64-usage"]["status"] == "fail" and items["no-dataparallel"]["status"] == "fail"
     assert decide(report["items"]).verdict == report["verdict"] == "fail"
 
 

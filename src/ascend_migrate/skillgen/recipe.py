@@ -163,8 +163,9 @@ def validate_command(tool: str, device: str, vopts: dict[str, Any], golden: Opti
                      thresholds_file: Optional[str], confirmed: list[dict[str, str]], skill_var: str) -> str:
     """The `validate` command with the recorded options, every value quoted.
 
-    Items confirmed by hand are confirmed again in the same run; a run takes one note, so the
-    recorded notes are joined, each after its item id."""
+    No confirmation travels with it: a person's decision holds for the tree and host it was
+    made on, so the NPU host earns every item again.
+    """
     words = [tool, "validate", ".", "--device", q(device)]
     if golden:
         words += ["--golden", f'"{skill_var}"/{q(golden)}']
@@ -177,9 +178,4 @@ def validate_command(tool: str, device: str, vopts: dict[str, Any], golden: Opti
         words.append("--no-ddp")
     if thresholds_file:
         words += ["--thresholds", f'"{skill_var}"/{q(thresholds_file)}']
-    if confirmed:
-        for c in confirmed:
-            words += ["--confirm", q(c["id"])]
-        note = "; ".join(f"{c['id']}: {c.get('note') or 'confirmed when the port was validated'}" for c in confirmed)
-        words += ["--note", q(note)]
     return " ".join(words)

@@ -37,7 +37,7 @@ def gate_report(data: dict[str, Any], path: Path, project: Path, allow_cpu: bool
     problem = provenance.check_signature(data)
     if problem:
         raise SkillGenError(f"{path}: {problem}; refusing to write a model skill. Do not edit reports: {rerun} "
-                            "to get a fresh one (confirm accepted items with --confirm ID --note REASON)")
+                            "to get a fresh one")
     prov = data.get("provenance")
     if not isinstance(prov, dict) or not isinstance(prov.get("tree"), dict):
         raise SkillGenError(f"{path}: the report records no provenance (device, goldens, tree hash); {rerun} "

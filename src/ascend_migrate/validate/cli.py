@@ -96,8 +96,14 @@ def validate_command() -> None:
 @click.option("--ddp-steps", type=click.IntRange(1, 1000), help="Steps of the DDP smoke test.")
 @click.option("--ddp-timeout", type=click.FloatRange(1, 7200), help="Seconds before the DDP smoke test is stopped.")
 @click.option("--confirm", "confirm", multiple=True, metavar="ITEM",
-              help="Record that a manual item (or an undecided static item) was confirmed; repeatable.")
-@click.option("--note", default="", help="Note stored with --confirm.")
+              help="A person's decision on a manual item (only those; automatic items need evidence); "
+                   "bound to this tree and host; repeatable.")
+@click.option("--note", default="", help="The reason stored with --confirm (required with it).")
+@click.option("--idle-timeout", "idle_s", type=click.FloatRange(1, 86400), default=600, show_default=True,
+              help="Stop a run that prints nothing and makes no training step for this many seconds (a FAIL "
+                   "that says so).")
+@click.option("--time-limit", "cap_s", type=click.FloatRange(1, 7 * 86400), default=3600, show_default=True,
+              help="Stop a run that takes longer than this many seconds in all (a FAIL that says so).")
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write validation-report.json/.md (default: PATH/.ascend-migrate).")
 @click.option("--environment", "environment_file", type=click.Path(exists=True, dir_okay=False),
@@ -108,33 +114,29 @@ def validate_command() -> None:
 def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional[str], autocast: str,
                 dtype: Optional[str], thresholds_file: Optional[str], precision: str, ddp: bool, ddp_entry: Optional[str],
                 ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
-                report_dir: Optional[Path], environment_file: Optional[str], fmt: str) -> None:
+                idle_s: float, cap_s: float, report_dir: Optional[Path], environment_file: Optional[str], fmt: str) -> None:
     """Validate the ported tree at PATH and write the report."""
     from ascend_migrate.validate.checklist import item_ids
+    from ascend_migrate.validate.confirmations import ConfirmationRefused, check_confirmable
     from ascend_migrate.validate.report import to_json, to_markdown
-    from ascend_migrate.validate.runner import ValidateOptions, project_dir, record_confirmations, validate_project
+    from ascend_migrate.validate.runner import ValidateOptions, project_dir, validate_project
 
     device = _device(device)
     thresholds = _thresholds(thresholds_file)
-    if confirm and not note.strip():
-        raise click.UsageError("--confirm needs a reason: add --note 'why this item is acceptable' "
-                               "(it is recorded in the report)")
     from ascend_migrate.safe_paths import UnsafePathError, state_dir
 
     if confirm:
         try:
-            written = record_confirmations(path, list(confirm), note)
-        except UnsafePathError as exc:
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(2)
-        except OSError as exc:
-            click.echo(f"error: cannot record the confirmation: {exc.strerror or exc} "
-                       f"(is {path} read-only?)", err=True)
-            sys.exit(2)
+            check_confirmable(confirm)
         except KeyError as exc:
             raise click.BadParameter(f"unknown item {exc.args[0]}; known: {', '.join(item_ids())}",
                                      param_hint="--confirm") from exc
-        info(f"recorded confirmation of {', '.join(confirm)} in {written}")
+        except ConfirmationRefused as exc:
+            click.echo(f"error: --confirm refused: {exc}", err=True)
+            sys.exit(2)
+        if not note.strip():
+            raise click.UsageError("--confirm needs a reason: add --note 'why this item is acceptable' "
+                                   "(it is recorded in the report)")
     environment = None
     if environment_file:
         try:
@@ -148,6 +150,7 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         device=device, golden=golden, entry=entry, autocast=_autocast(autocast), dtype=dtype,
         thresholds=thresholds, thresholds_file=str(Path(thresholds_file).resolve()) if thresholds_file else None, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
         ddp_timeout_s=ddp_timeout, environment=environment, precision=precision,
+        confirm=tuple(confirm), note=note, idle_s=idle_s, cap_s=cap_s,
     )
     if report_dir is None:
         try:  # refused before the run: a linked .ascend-migrate would carry the report elsewhere
@@ -155,7 +158,14 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         except UnsafePathError as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
-    report = validate_project(path, opts)
+    try:
+        report = validate_project(path, opts)
+    except UnsafePathError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    except OSError as exc:
+        click.echo(f"error: cannot record the confirmation: {exc.strerror or exc} (is {path} read-only?)", err=True)
+        sys.exit(2)
     out_dir = report_dir or (project_dir(path) / ".ascend-migrate")
     json_path = out_dir / "validation-report.json"
     md_path = out_dir / "validation-report.md"
@@ -201,6 +211,8 @@ def _print_text(report: dict[str, Any]) -> None:
                 if ev.get("note"):
                     text += f" ({ev['note']})"
                 click.echo(f"{'':>17}{where}{rule}{text}")
+                for line in (ev.get("last_output") or [])[-10:]:
+                    click.echo(f"{'':>19}| {line}")
             if len(item["evidence"]) > 8:
                 click.echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")
     click.echo(f"\nverdict: {report['verdict'].upper()}")
@@ -210,6 +222,10 @@ def _print_text(report: dict[str, Any]) -> None:
         click.echo(f"  warning: {warning}")
     for refused in report.get("confirmations_refused", []):
         click.echo(f"  confirmation of {refused['id']} not applied: {refused['reason']}")
+    undecided = [i["id"] for i in report["items"] if i.get("kind") == "manual" and i["status"] == "manual-pending"]
+    if undecided:
+        click.echo(f"  manual items ({', '.join(undecided)}): a person who checked one records it with "
+                   "--confirm ID --note REASON")
     prov = report.get("provenance") or {}
     golden = prov.get("golden") or {}
     if not golden.get("compared"):
@@ -218,6 +234,14 @@ def _print_text(report: dict[str, Any]) -> None:
         click.echo(f"  note: {report['verdict_note']}")
     elif prov.get("device_kind") not in (None, "npu"):
         click.echo(f"  note: validated on {prov.get('device')}, not an NPU")
+
+
+def _echo_tail(outcome: dict[str, Any], n: int = 15) -> None:
+    lines = (outcome or {}).get("last_output") or []
+    if lines:
+        click.echo(f"  last {min(n, len(lines))} line(s) of its output:", err=True)
+        for line in lines[-n:]:
+            click.echo(f"    {line}", err=True)
 
 
 def _where(exc: BaseException, root: Path) -> str:
@@ -247,12 +271,18 @@ def _where(exc: BaseException, root: Path) -> str:
               help="Training steps (train entries).")
 @click.option("--autocast", type=AUTOCAST, default="none", show_default=True)
 @click.option("--precision", type=PRECISION, default="fp32", show_default=True, help=PRECISION_HELP)
+@click.option("--idle-timeout", "idle_s", type=click.FloatRange(1, 86400), default=600, show_default=True,
+              help="Stop a run that prints nothing and makes no training step for this many seconds (a FAIL "
+                   "that says so).")
+@click.option("--time-limit", "cap_s", type=click.FloatRange(1, 7 * 86400), default=3600, show_default=True,
+              help="Stop a run that takes longer than this many seconds in all (a FAIL that says so).")
 def capture_command(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str,
-                    precision: str) -> None:
+                    precision: str, idle_s: float, cap_s: float) -> None:
     """Run ENTRY on the reference device and save golden outputs and losses."""
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import capture
     from ascend_migrate.validate.entry import EntryError
+    from ascend_migrate.validate.entry_worker import EntryFailed
     from ascend_migrate.validate.golden import GoldenError
 
     device = _device(device)
@@ -260,12 +290,16 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
         raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint="ENTRY")
     try:
         golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast),
-                         precision=precision)
+                         precision=precision, idle_s=idle_s, cap_s=cap_s)
     except GoldenError as exc:  # a NaN/inf reference: refused, nothing written
         click.echo(f"error: {exc}", err=True)
         sys.exit(2)
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except EntryFailed as exc:
+        click.echo(f"error: {exc}; no golden file written", err=True)
+        _echo_tail(exc.outcome)
         sys.exit(1)
     except Exception as exc:  # the entry itself raised: say where, without a wall of traceback
         click.echo(f"error: running {entry} on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)
@@ -296,26 +330,36 @@ def capture_command(entry: str, device: str, output: Path, root: Path, seed: int
 @click.option("--dtype", type=DTYPES, help="Thresholds to apply (default: the lower precision of golden and target).")
 @click.option("--thresholds", "thresholds_file", type=click.Path(exists=True, dir_okay=False))
 @click.option("--precision", type=PRECISION, default="fp32", show_default=True, help=PRECISION_HELP)
+@click.option("--idle-timeout", "idle_s", type=click.FloatRange(1, 86400), default=600, show_default=True,
+              help="Stop a run that prints nothing and makes no training step for this many seconds (a FAIL "
+                   "that says so).")
+@click.option("--time-limit", "cap_s", type=click.FloatRange(1, 7 * 86400), default=3600, show_default=True,
+              help="Stop a run that takes longer than this many seconds in all (a FAIL that says so).")
 @click.option("--json-out", type=click.Path(dir_okay=False, path_type=Path), help="Write the comparison as JSON.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True)
 def compare_command(golden: Path, device: str, entry: Optional[str], root: Path, autocast: str,
-                    dtype: Optional[str], thresholds_file: Optional[str], precision: str, json_out: Optional[Path],
-                    fmt: str) -> None:
+                    dtype: Optional[str], thresholds_file: Optional[str], precision: str, idle_s: float, cap_s: float,
+                    json_out: Optional[Path], fmt: str) -> None:
     """Run the golden file's entry on the target device and compare (0 pass, 1 fail)."""
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import compare
     from ascend_migrate.validate.entry import EntryError
+    from ascend_migrate.validate.entry_worker import EntryFailed
     from ascend_migrate.validate.golden import GoldenError
 
     device = _device(device)
     thresholds = _thresholds(thresholds_file)
     try:
         result = compare(golden, root, device, thresholds, spec=entry, autocast=_autocast(autocast), dtype=dtype,
-                         precision_mode=precision)
+                         precision_mode=precision, idle_s=idle_s, cap_s=cap_s)
     except GoldenError as exc:
         raise click.BadParameter(str(exc), param_hint="GOLDEN") from exc
     except (EntryError, DeviceError) as exc:
         click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except EntryFailed as exc:
+        click.echo(f"error: {exc}", err=True)
+        _echo_tail(exc.outcome)
         sys.exit(1)
     except Exception as exc:  # the entry itself raised
         click.echo(f"error: running the entry on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)

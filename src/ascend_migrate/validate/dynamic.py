@@ -7,7 +7,8 @@ from pathlib import Path
 from typing import Any, Optional
 
 from ascend_migrate.validate import devices, precision
-from ascend_migrate.validate.entry import EntryRun, run_entry
+from ascend_migrate.validate.entry import EntryRun
+from ascend_migrate.validate.entry_worker import run_entry_in_child
 from ascend_migrate.validate.golden import Golden, load_golden, save_golden
 from ascend_migrate.validate.metrics import (
     LossResult,
@@ -29,14 +30,14 @@ def run_meta(spec: str, device: str, run: EntryRun, seed: int, steps: int,
         "entry": spec,
         "kind": run.kind,
         "device": device,
-        "device_name": devices.device_name(device),
+        "device_name": run.host.get("device_name") or devices.device_name(device),
         "dtype": run_dtype(run),
         "autocast": autocast,
         "seed": seed,
         "steps": steps if run.kind == "train" else None,
         "deterministic": True,
         "precision": run.precision,
-        "versions": devices.versions(),
+        "versions": run.host.get("versions") or devices.versions(),
         "created": _now(),
         "outputs": {
             k: {"shape": list(v.shape), "dtype": str(v.dtype).replace("torch.", "")}
@@ -68,11 +69,14 @@ def capture(
     steps: int = 5,
     autocast: Optional[str] = None,
     precision: Optional[str] = None,
+    idle_s: Optional[float] = None,
+    cap_s: Optional[float] = None,
 ) -> Golden:
     """Run the entry on the reference device and write the golden file (with the precision
     switches in effect, so a comparison can tell whether it ran the same way)."""
     root = Path(root)
-    run = run_entry(spec, root, device, seed=seed, steps=steps, autocast=autocast, precision=precision)
+    run = run_entry_in_child(spec, root, device, seed=seed, steps=steps, autocast=autocast, precision=precision,
+                             idle_s=idle_s, cap_s=cap_s)
     golden = Golden(
         meta=run_meta(spec, device, run, seed, steps, autocast),
         outputs=run.outputs,
@@ -153,6 +157,8 @@ def compare(
     autocast: Optional[str] = None,
     dtype: Optional[str] = None,
     precision_mode: Optional[str] = None,
+    idle_s: Optional[float] = None,
+    cap_s: Optional[float] = None,
 ) -> Comparison:
     """Run the golden file's entry (or `spec`) on `device` with the precision switches of
     `precision_mode` (fp32 by default) and compare."""
@@ -162,6 +168,7 @@ def compare(
         raise ValueError("the golden file names no entry; pass one")
     seed = int(golden.meta.get("seed") or 0)
     steps = int(golden.meta.get("steps") or max(len(golden.losses), 1))
-    run = run_entry(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast, precision=precision_mode)
+    run = run_entry_in_child(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast,
+                             precision=precision_mode, idle_s=idle_s, cap_s=cap_s)
     meta = run_meta(spec, device, run, seed, steps, autocast)
     return compare_runs(golden, run, thresholds, dtype, meta)

@@ -197,6 +197,7 @@ class EntryRun:
     model: Any = None  # trained model, when a train entry returns one
     precision: Optional[dict[str, Any]] = None  # switches in effect (validate.precision.snapshot)
     executed: list[str] = field(default_factory=list)  # project files whose code ran (validate.executed)
+    host: dict[str, Any] = field(default_factory=dict)  # device_name and versions, from the process that ran it
 
 
 def interpret_result(result: Any, device: str, autocast: Optional[str]) -> EntryRun:

@@ -13,14 +13,15 @@ from typing import Any, Optional
 from ascend_migrate import __version__
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.validate.checklist import ChecklistItem, default_checklist
+from ascend_migrate.validate.entry_worker import EntryFailed
 from ascend_migrate.validate.project import Project, load_project
-from ascend_migrate.validate import provenance
+from ascend_migrate.validate import confirmations, provenance
+from ascend_migrate.validate.confirmations import CONFIRM_FILE
 from ascend_migrate.validate.report import SCHEMA, summary_counts
-from ascend_migrate.validate.verdict import apply_confirmation, can_confirm, decide
+from ascend_migrate.validate.verdict import apply_confirmation, decide
 from ascend_migrate.validate.static import CheckResult, StaticContext, run_static
 from ascend_migrate.validate.thresholds import Thresholds, load_thresholds
 
-CONFIRM_FILE = Path(".ascend-migrate") / "validation-confirmations.json"
 _DIST_RE = re.compile(r"\btorch\.distributed\b|\bDistributedDataParallel\b|\binit_process_group\b")
 
 
@@ -33,7 +34,7 @@ def project_dir(path: Path) -> Path:
     return path if path.is_dir() else path.parent
 
 
-# --- confirmations --------------------------------------------------------------------------
+# --- confirmations (validate/confirmations.py) -------------------------------------------------
 
 def confirmations_path(path: Path) -> Path:
     return project_dir(path) / CONFIRM_FILE
@@ -41,40 +42,7 @@ def confirmations_path(path: Path) -> Path:
 
 def load_confirmations(path: Path) -> dict[str, dict[str, Any]]:
     """The recorded confirmations; a record reached through a symlink is not ours and is ignored."""
-    from ascend_migrate.safe_paths import UnsafePathError, no_link_below
-
-    file = confirmations_path(path)
-    try:
-        no_link_below(project_dir(path), file, "confirmations")
-    except UnsafePathError:
-        return {}
-    if not file.is_file():
-        return {}
-    try:
-        data = json.loads(file.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    confirmed = data.get("confirmed") if isinstance(data, dict) else None
-    return confirmed if isinstance(confirmed, dict) else {}
-
-
-def record_confirmations(path: Path, ids: list[str], note: str = "") -> Path:
-    """Record that a person or agent confirmed these items; returns the file written."""
-    known = {i.id for i in default_checklist()}
-    unknown = [i for i in ids if i not in known]
-    if unknown:
-        raise KeyError(", ".join(unknown))
-    from ascend_migrate.fix.migrate import write_atomic
-    from ascend_migrate.safe_paths import state_path
-
-    # a linked .ascend-migrate raises UnsafePathError; a linked file is renamed over, not followed
-    file = state_path(project_dir(path), CONFIRM_FILE.name)
-    confirmed = load_confirmations(path)
-    for item_id in ids:
-        confirmed[item_id] = {"at": _now(), "note": note}
-    write_atomic(file, (json.dumps({"schema": "ascend-migrate/validation-confirmations/1",
-                                    "confirmed": confirmed}, indent=2) + "\n").encode("utf-8"))
-    return file
+    return confirmations.load_confirmations(project_dir(path))
 
 
 # --- options --------------------------------------------------------------------------------
@@ -95,6 +63,10 @@ class ValidateOptions:
     precision: str = "fp32"  # validate.precision mode pinned for the target run
     environment: Optional[dict[str, Any]] = None  # None: run `ascend-migrate check --json`
     scan_result: Optional[ScanResult] = None  # None: scan PATH
+    confirm: tuple[str, ...] = ()  # manual items a person decided in this run (with `note`)
+    idle_s: Optional[float] = None  # no-progress limit of every child run (validate.child)
+    cap_s: Optional[float] = None  # overall limit of every child run
+    note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -145,11 +117,13 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         scan_result, scan_error = opts.scan_result, None
     else:
         scan_result, scan_error = _scan(path)
-    confirmations = load_confirmations(path)
-
     # the tree as validated: hashed before any entry runs (runs may write logs, data, checkpoints)
     golden_rel = _rel_inside(opts.golden, root)
     tree_before = provenance.tree_manifest(root, [golden_rel] if golden_rel else [])
+    if opts.confirm:  # refused before anything runs when an id is not a manual item
+        confirmations.record(root, list(opts.confirm), opts.note, tree_before)
+    confirmed = confirmations.load_confirmations(root)
+    bound = confirmations.binding_hash(tree_before, root)
     ctx = StaticContext(scan=scan_result or ScanResult(root=str(path)), project=project, thresholds=thresholds)
     dynamic = _Dynamic(opts, root, thresholds, project)
     items: list[dict[str, Any]] = []
@@ -163,18 +137,25 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
                 result = run_static(item, ctx)
         elif item.kind == "dynamic":
             result = dynamic.run(item)
+        elif item.check:  # a manual question that arises only in some trees: ask it only there
+            result = run_static(item, ctx)
+            if result.status != "skip":
+                result = CheckResult("manual-pending", result.evidence, result.summary)
         else:
-            result = CheckResult("manual-pending", [], "to be confirmed")
+            result = CheckResult("manual-pending", [], "to be decided by a person")
             if item.id == "host-environment":
                 result.evidence.append({"message": "see the environment section (ascend-migrate check --json)"})
         entry = _item_dict(item, result)
-        if item.id in confirmations and entry["status"] in ("fail", "manual-pending"):
-            refused = can_confirm(item.severity, entry["status"])
+        if item.id in confirmed and entry["status"] in ("fail", "manual-pending"):
+            if item.kind != "manual":
+                refused = "only evidence clears an automatic item (a recorded confirmation is ignored)"
+            else:
+                refused = confirmations.why_stale(confirmed[item.id], bound)
             if refused:
                 entry["evidence"].insert(0, {"message": f"confirmation not applied: {refused}"})
                 refused_confirmations.append({"id": item.id, "reason": refused})
             else:
-                apply_confirmation(entry, confirmations[item.id])
+                apply_confirmation(entry, confirmed[item.id])
         items.append(entry)
 
     decision = decide(items)
@@ -216,6 +197,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         "options": _options_record(opts, root),
         "provenance": _provenance(opts, root, environment, dynamic, items, tree_before),
     }
+    confirmations.remember_run_outputs(root, report["provenance"]["tree"]["written_by_run"])
     return provenance.sign(report)
 
 
@@ -241,6 +223,8 @@ def _options_record(opts: ValidateOptions, root: Path) -> dict[str, Any]:
         "ddp_entry": opts.ddp_entry,
         "ddp_steps": opts.ddp_steps,
         "ddp_timeout_s": opts.ddp_timeout_s,
+        "idle_timeout_s": opts.idle_s,
+        "time_limit_s": opts.cap_s,
     }
 
 
@@ -343,6 +327,7 @@ class _Dynamic:
         self.golden_meta: dict[str, Any] = {}
         self.dtype_used: Optional[str] = None
         self.ddp_summary: Optional[dict[str, Any]] = None
+        self.run_outcome: Optional[dict[str, Any]] = None  # how a failed child run ended (validate.child)
         self._compared = False
 
     def run(self, item: ChecklistItem) -> CheckResult:
@@ -369,8 +354,12 @@ class _Dynamic:
             self.golden_meta = load_golden(self.opts.golden).meta
             self.comparison = compare(self.opts.golden, self.root, self.opts.device, self.thresholds,
                                       spec=self.opts.entry, autocast=self.opts.autocast, dtype=self.opts.dtype,
-                                      precision_mode=self.opts.precision)
+                                      precision_mode=self.opts.precision, idle_s=self.opts.idle_s,
+                                      cap_s=self.opts.cap_s)
             self.dtype_used = self.comparison.dtype
+        except EntryFailed as exc:
+            self.compare_error = str(exc)
+            self.run_outcome = exc.outcome
         except Exception as exc:
             self.compare_error = f"{type(exc).__name__}: {exc}"
 
@@ -380,8 +369,11 @@ class _Dynamic:
                                                     "reference device with `ascend-migrate validate capture`"}],
                                "not run: no golden file")
         if self.compare_error:
-            return CheckResult("fail", [{"message": f"the target run failed: {self.compare_error}"}],
-                               "the target run failed")
+            evidence: list[dict[str, Any]] = [{"message": f"the target run failed: {self.compare_error}"}]
+            if self.run_outcome:
+                evidence.append({"message": "how the run ended: " + str(self.run_outcome.get("summary")),
+                                 "last_output": self.run_outcome.get("last_output") or []})
+            return CheckResult("fail", evidence, f"the target run failed: {self.compare_error}")
         return None
 
     def precision_record(self) -> dict[str, Any]:
@@ -457,7 +449,7 @@ class _Dynamic:
         if constant:  # agent-walk D11: a flat reference compares nothing
             summary = (f"not confirmed: {constant}, so matching it checks nothing; make the entry's loss "
                        "depend on the model (real targets, more than one class, parameters that get gradients) "
-                       "and capture again, or confirm with --confirm loss-curve --note REASON")
+                       "and capture again")
             return CheckResult("manual-pending", [{"message": summary}] + evidence, summary)
         return CheckResult("pass", evidence, loss.message)
 
@@ -520,9 +512,9 @@ class _Dynamic:
         listed = ", ".join(changed_py[:5]) + (f" and {len(changed_py) - 5} more" if len(changed_py) > 5 else "")
         return CheckResult("manual-pending", evidence,
                            f"the entry executed none of the {len(changed_py)} changed Python file(s) ({listed}): "
-                           "the numbers compared code that was not migrated; make the entry import the migrated "
-                           "code, or run the changed code on the NPU host and confirm with --confirm "
-                           "migrated-code-executed --note REASON")
+                           "the numbers compared code that was not migrated; validate with the project's own "
+                           "command (validate run PORT --golden G -- COMMAND) or make the entry import the "
+                           "migrated code")
 
     def _ddp_item(self) -> CheckResult:
         hits = _uses_distributed(self.project)

@@ -287,14 +287,27 @@ def check_cuda_sources(ctx: StaticContext) -> CheckResult:
         if builds:
             good.append(finding_evidence(f, "source of a build listed above"))
         else:
-            pending.append(finding_evidence(f, "not built from Python; confirm it is unused, rewritten, "
-                                               "or built only with a fallback"))
+            pending.append(finding_evidence(f, "not built from Python: a person decides (cuda-sources-unbuilt)"))
     if bad:
         return CheckResult("fail", _cap(bad + good + pending), f"{len(bad)} CUDA kernel build(s)/launch(es) without a fallback")
     if pending:
-        return CheckResult("manual-pending", _cap(pending + good),
-                           f"{len(pending)} CUDA source file(s) left; confirm how they are handled")
+        return CheckResult("pass", _cap(good + pending),
+                           f"no CUDA kernel built without a fallback; {len(pending)} source file(s) no Python "
+                           "build uses are the manual item cuda-sources-unbuilt")
     return CheckResult("pass", _cap(good), "no CUDA kernel without a fallback" if good else "no CUDA kernels")
+
+
+@check("cuda_sources_unbuilt")
+def check_cuda_sources_unbuilt(ctx: StaticContext) -> CheckResult:
+    """Whether the manual question arises: .cu/.cuh sources left that no Python build uses."""
+    if ctx.findings("EX002"):
+        return CheckResult("skip", [], "not asked: the CUDA sources belong to a build checked by cuda-sources-handled")
+    pending = [finding_evidence(f, "not built from Python; confirm it is unused, rewritten, or built only "
+                                   "with a fallback") for f in ctx.findings("EX001")]
+    if not pending:
+        return CheckResult("skip", [], "not asked: no CUDA sources left")
+    return CheckResult("manual-pending", _cap(pending),
+                       f"{len(pending)} CUDA source file(s) no Python build uses; a person confirms how they are handled")
 
 
 @check("cuda_packages")

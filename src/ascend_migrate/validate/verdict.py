@@ -2,12 +2,13 @@
 
 An item blocks the verdict when its severity is `error` and its status is `fail` or
 `manual-pending`. Warning items never block; a failed or undecided warning stays listed as an
-open warning until it is confirmed with a recorded reason. Confirmation rules:
+open warning. Confirmation rules (validate/confirmations.py):
 
-* an undecided item (`manual-pending`, any severity) can be confirmed: a person or agent
-  decided it and says why;
-* a failed `warning` item can be confirmed with a reason (a known, accepted deviation);
-* a failed `error` item cannot be confirmed: it must be fixed.
+* only an item the checklist defines as `manual` (a question no tool can answer) can be
+  confirmed, by a person, with a written reason; the confirmation is bound to the tree hash and
+  the host and dropped when either differs;
+* an automatic item (static or dynamic) is cleared by evidence alone: failed, undecided or not
+  run, it stays as it is, with the reason and what would produce the evidence.
 
 Everything that shows a verdict computes it with `decide()` from the items, so the
 validator, the Markdown report and the generator cannot disagree.
@@ -36,28 +37,29 @@ def decide(items: Iterable[dict[str, Any]]) -> Decision:
             continue
         summary = f": {item['summary']}" if item.get("summary") else ""
         if item.get("severity") == "error":
-            what = "failed" if status == "fail" else f"awaits confirmation (--confirm {item['id']} --note REASON)"
+            what = ("failed" if status == "fail" else
+                    "awaits a person's decision (manual item)" if item.get("kind") == "manual" else "undecided")
             reasons.append(f"{item['id']} {what}{summary}")
         else:
             what = "failed" if status == "fail" else "undecided"
-            warnings.append(f"{item['id']} {what}{summary} (accept it with --confirm {item['id']} --note REASON)")
+            accept = " (manual item: a person may accept it)" if item.get("kind") == "manual" else ""
+            warnings.append(f"{item['id']} {what}{summary}{accept}")
     return Decision("fail" if reasons else "pass", reasons, warnings)
 
 
-def can_confirm(severity: str, status: str) -> Optional[str]:
-    """None when an item in this state may be confirmed, else why not (and what to do)."""
-    if status == "manual-pending":
-        return None
-    if status == "fail":
-        if severity == "warning":
-            return None
-        return "it is an error item that failed; error items cannot be confirmed, fix the cause and re-run validate"
-    return None  # pass / skip / confirmed: a recorded confirmation is harmless and not applied
+def can_confirm(kind: str, status: str) -> Optional[str]:
+    """None when an item of this kind in this state may be confirmed, else why not."""
+    if kind != "manual":
+        return ("only evidence clears an automatic item: fix what it reports, or produce the evidence "
+                "it names, and validate again")
+    if status not in BLOCKING:
+        return f"nothing to confirm: the item is {status}"
+    return None
 
 
 def apply_confirmation(item: dict[str, Any], confirmation: dict[str, Any]) -> bool:
     """Mark `item` confirmed when the rules allow it; return whether it was applied."""
-    if item.get("status") not in BLOCKING or can_confirm(item.get("severity", ""), item["status"]) is not None:
+    if can_confirm(item.get("kind", ""), item.get("status", "")) is not None:
         return False
     previous = item["status"]
     note = confirmation.get("note") or ""

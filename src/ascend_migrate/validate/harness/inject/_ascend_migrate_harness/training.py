@@ -302,8 +302,8 @@ def _count():
     S.losses.append(S.pending)
     S.pending = []
     S.step_ends.append(time.monotonic())
-    if S.rank is None:
-        _find_rank()
+    if S.rank is None and (S.steps == 1 or S.steps % 64 == 0):
+        _find_rank()  # RANK, or torch.distributed once initialised (looked up now and then)
     if S.limit and S.steps >= S.limit:
         S.stop_pending = True
         S.params = _param_summary()
