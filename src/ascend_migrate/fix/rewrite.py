@@ -41,7 +41,7 @@ class Change:
     operation: str  # replace | insert | delete | inject | annotate | manual
     message: str
     safety: str = ""
-    new_line: int = 0  # manual rows: where start_line is in the migrated file (0: not known)
+    new_line: int = 0  # where start_line is in the migrated file (0: not known; configs keep 0)
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -104,6 +104,19 @@ def moved_line(pos: Position, applied: Iterable[Edit]) -> int:
         if e.end <= pos:
             delta += len(_NEWLINE.findall(e.text)) - (e.end.line - e.start.line)
     return pos.line + delta
+
+
+def edit_sites_in_port(changes: list[Change], applied: list[Edit]) -> list[Change]:
+    """Each edit's line in the migrated file (`new_line`): validation places its probes there to
+    report which edit sites the project's command ran. An injected block starts where it was
+    inserted; any other edit moves with the insertions before its line (those at its line's start
+    included)."""
+    out = []
+    for c in changes:
+        pos = Position(c.start_line, 0)
+        before = [e for e in applied if e.end < pos] if c.operation == "inject" else applied
+        out.append(replace(c, new_line=moved_line(pos, before)))
+    return out
 
 
 def _with_new_lines(changes: list[tuple[Change, Position]], applied: list[Edit]) -> list[Change]:
@@ -687,7 +700,7 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     changes = [c for i, c in enumerate(changes) if i not in withdrawn]
     applied = list({(e.start, e.end, e.text): e for e in edits}.values())  # identical edits apply once
     manual = _with_new_lines(manual_at, applied)
-    return RewriteResult(new_text, changes=changes, manual=manual, edits=applied)
+    return RewriteResult(new_text, changes=edit_sites_in_port(changes, applied), manual=manual, edits=applied)
 
 
 def _inside_multiline_string(tree: ast.Module, line: int) -> bool:

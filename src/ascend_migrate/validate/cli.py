@@ -79,8 +79,29 @@ def validate_command() -> None:
     """
 
 
-@validate_command.command(name="run")
+COMMAND_OPTIONS_HELP = """
+\b
+The project's own command goes after `--`, unchanged: what a user launches.
+  python train.py ARGS | python -m pkg.train ARGS | torchrun --nproc_per_node=2 train.py ARGS
+`python` and `torchrun` run from this interpreter's environment. `{scratch}` in the command
+becomes a fresh folder for what the run writes (checkpoints, logs).
+"""
+
+
+def _pass_env_option(f):
+    return click.option("--pass-env", "pass_env", multiple=True, metavar="NAME",
+                        help="Let the command see this credential-like variable (HF_TOKEN, ...); by default "
+                             "variables that look like credentials are withheld. Repeatable.")(f)
+
+
+def _loss_pattern_option(f):
+    return click.option("--loss-pattern", metavar="REGEX",
+                        help="Read the loss from printed lines (first group) when nothing calls backward.")(f)
+
+
+@validate_command.command(name="run", epilog=COMMAND_OPTIONS_HELP)
 @click.argument("path", type=click.Path(exists=True, path_type=Path))
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option("--device", default="cpu", show_default=True, help=f"Target device: {DEVICE_HELP}.")
 @click.option("--golden", type=click.Path(exists=True, dir_okay=False, path_type=Path),
               help="Golden file from `validate capture` (enables output and loss comparison).")
@@ -104,6 +125,11 @@ def validate_command() -> None:
                    "that says so).")
 @click.option("--time-limit", "cap_s", type=click.FloatRange(1, 7 * 86400), default=3600, show_default=True,
               help="Stop a run that takes longer than this many seconds in all (a FAIL that says so).")
+@click.option("--ddp-command", metavar="'COMMAND'",
+              help="The two-process command for the DDP check (default: the command under torchrun "
+                   "--nproc_per_node=2).")
+@_pass_env_option
+@_loss_pattern_option
 @click.option("--report-dir", type=click.Path(file_okay=False, path_type=Path),
               help="Where to write validation-report.json/.md (default: PATH/.ascend-migrate).")
 @click.option("--environment", "environment_file", type=click.Path(exists=True, dir_okay=False),
@@ -111,11 +137,18 @@ def validate_command() -> None:
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "markdown"]), default="text",
               show_default=True, callback=lambda _c, _p, v: "markdown" if v == "md" else v,
               help="What to print on stdout (md and markdown are the same).")
-def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional[str], autocast: str,
+def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optional[Path], entry: Optional[str],
+                autocast: str,
                 dtype: Optional[str], thresholds_file: Optional[str], precision: str, ddp: bool, ddp_entry: Optional[str],
                 ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
-                idle_s: float, cap_s: float, report_dir: Optional[Path], environment_file: Optional[str], fmt: str) -> None:
-    """Validate the ported tree at PATH and write the report."""
+                idle_s: float, cap_s: float, ddp_command: Optional[str], pass_env: tuple[str, ...],
+                loss_pattern: Optional[str], report_dir: Optional[Path], environment_file: Optional[str],
+                fmt: str) -> None:
+    """Validate the ported tree at PATH and write the report.
+
+    With `-- COMMAND`, the project's own command runs in PATH under the harness for the golden's
+    steps and is compared with it (losses per step, parameters, edit sites that ran).
+    """
     from ascend_migrate.validate.checklist import item_ids
     from ascend_migrate.validate.confirmations import ConfirmationRefused, check_confirmable
     from ascend_migrate.validate.report import to_json, to_markdown
@@ -151,7 +184,12 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         thresholds=thresholds, thresholds_file=str(Path(thresholds_file).resolve()) if thresholds_file else None, ddp=ddp, ddp_entry=ddp_entry, ddp_steps=ddp_steps,
         ddp_timeout_s=ddp_timeout, environment=environment, precision=precision,
         confirm=tuple(confirm), note=note, idle_s=idle_s, cap_s=cap_s,
+        command=list(command) or None, pass_env=tuple(pass_env), loss_pattern=loss_pattern,
+        ddp_command=_split(ddp_command, "--ddp-command") if ddp_command else None,
     )
+    if command:
+        _check_command(command, entry)
+        opts.extra["on_line"] = _progress_echo()
     if report_dir is None:
         try:  # refused before the run: a linked .ascend-migrate would carry the report elsewhere
             state_dir(project_dir(path), create=False)
@@ -179,6 +217,37 @@ def run_command(path: Path, device: str, golden: Optional[Path], entry: Optional
         _print_text(report)
         click.echo(f"report: {json_path}\n        {md_path}")
     sys.exit(0 if report["verdict"] == "pass" else 1)
+
+
+def _split(text: str, hint: str) -> list[str]:
+    from ascend_migrate.validate.command import CommandError, parse_command_option
+
+    try:
+        words = parse_command_option(text)
+    except CommandError as exc:
+        raise click.BadParameter(str(exc), param_hint=hint) from exc
+    if not words:
+        raise click.BadParameter("empty command", param_hint=hint)
+    return words
+
+
+def _check_command(command: tuple[str, ...], entry: Optional[str]) -> None:
+    if entry:
+        raise click.UsageError("give either --entry or a command after --, not both")
+    from ascend_migrate.validate.command import CommandError, command_shape
+
+    try:
+        command_shape(command)
+    except CommandError as exc:
+        raise click.UsageError(str(exc)) from exc
+
+
+def _progress_echo():
+    """Show the command's output lines on stderr while it runs (long work shows progress)."""
+    def echo(line: str) -> None:
+        click.echo(f"  | {line}", err=True)
+
+    return echo
 
 
 def _write_reports(files: dict[Path, str], root: Optional[Path] = None) -> None:
@@ -215,7 +284,10 @@ def _print_text(report: dict[str, Any]) -> None:
                     click.echo(f"{'':>19}| {line}")
             if len(item["evidence"]) > 8:
                 click.echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")
-    click.echo(f"\nverdict: {report['verdict'].upper()}")
+    click.echo(f"\nverdict: {report['verdict'].upper()}"
+               + (f" ({report['provenance'].get('emulated')})" if report.get("provenance", {}).get("emulated") else ""))
+    if report.get("edit_sites"):
+        click.echo(f"  edit sites: {report['edit_sites']}")
     for reason in report.get("reasons", []):
         click.echo(f"  - {reason}")
     for warning in report.get("open_warnings", []):
@@ -259,8 +331,8 @@ def _where(exc: BaseException, root: Path) -> str:
     return where
 
 
-@validate_command.command(name="capture")
-@click.argument("entry")
+@validate_command.command(name="capture", epilog=COMMAND_OPTIONS_HELP)
+@click.argument("args", nargs=-1, type=click.UNPROCESSED, required=True, metavar="ENTRY | -- COMMAND...")
 @click.option("--device", default="cpu", show_default=True, help=f"Reference device: {DEVICE_HELP}.")
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), required=True,
               help="Golden file to write.")
@@ -276,9 +348,76 @@ def _where(exc: BaseException, root: Path) -> str:
                    "that says so).")
 @click.option("--time-limit", "cap_s", type=click.FloatRange(1, 7 * 86400), default=3600, show_default=True,
               help="Stop a run that takes longer than this many seconds in all (a FAIL that says so).")
-def capture_command(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str,
-                    precision: str, idle_s: float, cap_s: float) -> None:
-    """Run ENTRY on the reference device and save golden outputs and losses."""
+@click.option("--threads", type=click.IntRange(1, 1024), default=1, show_default=True,
+              help="Intra-op threads of a command run (pinned and recorded; the port runs with the same).")
+@click.option("--dtype", type=DTYPES, default="fp32", show_default=True,
+              help="Precision the command trains in (selects the loss thresholds of the comparison).")
+@_pass_env_option
+@_loss_pattern_option
+def capture_command(args: tuple[str, ...], device: str, output: Path, root: Path, seed: int, steps: int,
+                    autocast: str, precision: str, idle_s: float, cap_s: float, threads: int, dtype: str,
+                    pass_env: tuple[str, ...], loss_pattern: Optional[str]) -> None:
+    """Run the project's command (after --) or an ENTRY on the reference host and save the golden
+    file: per-step losses and the parameters after the last step (command), or outputs and
+    losses (entry). Nothing is written unless every asked step ran."""
+    if _is_entry(args):
+        return _capture_entry(args[0], device, output, root, seed, steps, autocast, precision, idle_s, cap_s)
+    _capture_command(list(args), device, output, root, seed, steps, idle_s, cap_s, threads, dtype, pass_env,
+                     loss_pattern)
+
+
+def _is_entry(args: tuple[str, ...]) -> bool:
+    """One word of the form FILE.py:FUNCTION or module:FUNCTION is an entry; anything else a command."""
+    import re
+
+    return len(args) == 1 and re.match(r"^[^\s:]+:[A-Za-z_][A-Za-z0-9_]*$", args[0]) is not None
+
+
+def _capture_command(command: list[str], device: str, output: Path, root: Path, seed: int, steps: int,
+                     idle_s: float, cap_s: float, threads: int, dtype: str, pass_env: tuple[str, ...],
+                     loss_pattern: Optional[str]) -> None:
+    from ascend_migrate.validate import command as cmd
+    from ascend_migrate.validate.golden import GoldenError, save_golden
+
+    device = _device(device)
+    _check_command(tuple(command), None)
+    try:
+        run = cmd.run_command(command, root, device=device, steps=steps, seed=seed, threads=threads,
+                              idle_s=idle_s, cap_s=cap_s, pass_env=pass_env, loss_pattern=loss_pattern,
+                              on_line=_progress_echo())
+    except Exception as exc:  # the emulated npu cannot be built, the command cannot start
+        click.echo(f"error: {type(exc).__name__}: {exc}; no golden file written", err=True)
+        sys.exit(1)
+    label = f"{device} (emulated npu, CPU kernels)" if run.emulated else device
+    if not run.ok:
+        click.echo(f"error: the command on {label} is not usable as a reference: " + "; ".join(run.problems)
+                   + "; no golden file written", err=True)
+        _echo_tail(run.outcome.to_dict())
+        sys.exit(1)
+    try:
+        save_golden(output, cmd.golden_from_run(run, dtype))
+    except GoldenError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(2)
+    rec = run.rank0 or {}
+    losses = run.losses()
+    click.echo(f"captured {rec.get('steps')} step(s) of `{' '.join(command)}` on {label}: trained on "
+               f"{rec.get('device')}, {len(run.records)} process(es), {threads} thread(s), seed {seed}")
+    click.echo(f"  losses: {len(losses)} value(s), first {losses[0]:.6g}, last {losses[-1]:.6g} "
+               f"(from {run.loss_source})")
+    if run.withheld_env:
+        click.echo(f"  withheld from the command: {', '.join(run.withheld_env)} (--pass-env NAME to pass one)")
+    from ascend_migrate.validate.metrics import constant_losses
+
+    constant = constant_losses(losses)
+    if constant:
+        click.echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will compare "
+                   "nothing", err=True)
+    click.echo(f"wrote {output}")
+
+
+def _capture_entry(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str,
+                   precision: str, idle_s: float, cap_s: float) -> None:
     from ascend_migrate.validate.devices import DeviceError
     from ascend_migrate.validate.dynamic import capture
     from ascend_migrate.validate.entry import EntryError

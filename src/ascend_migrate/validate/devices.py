@@ -13,7 +13,8 @@ import re
 import sys
 from typing import Iterator, Optional
 
-_DEVICE_RE = re.compile(r"^(cpu|cuda|npu)(?::(\d+))?$")
+_DEVICE_RE = re.compile(r"^(cpu|cuda|npu|emulated-npu)(?::(\d+))?$")
+EMULATED = "emulated-npu"
 
 
 class DeviceError(RuntimeError):
@@ -21,16 +22,22 @@ class DeviceError(RuntimeError):
 
 
 def parse_device(spec: str) -> str:
-    """Validate 'cpu', 'cuda', 'cuda:N', 'npu' or 'npu:N'; return it normalised ('cuda' -> 'cuda:0')."""
+    """Validate 'cpu', 'cuda[:N]', 'npu[:N]' or 'emulated-npu[:N]'; return it normalised
+    ('cuda' -> 'cuda:0'). `emulated-npu` is the CPU-backed npu device (ascend_migrate.emulated_npu)."""
     m = _DEVICE_RE.match((spec or "").strip().lower())
     if not m:
-        raise ValueError(f"invalid device {spec!r}: use cpu, cuda:N or npu:N")
+        raise ValueError(f"invalid device {spec!r}: use cpu, cuda:N, npu:N or emulated-npu")
     kind, index = m.group(1), m.group(2)
     if kind == "cpu":
         if index not in (None, "0"):
             raise ValueError(f"invalid device {spec!r}: cpu takes no index")
         return "cpu"
     return f"{kind}:{int(index or 0)}"
+
+
+def on_device(device: str) -> str:
+    """The device string the program itself sees: an emulated npu is `npu:N` to the code."""
+    return device.replace(EMULATED, "npu", 1) if device.startswith(EMULATED) else device
 
 
 def device_type(device: str) -> str:

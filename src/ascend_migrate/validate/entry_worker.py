@@ -111,6 +111,14 @@ def run_entry_in_child(spec: str, root: Path, device: str, *, seed: int = 0, ste
         if precision:
             argv += ["--precision", precision]
         child_environment, _ = child.child_env(env)
+        from ascend_migrate.validate.devices import EMULATED, on_device
+
+        if device.startswith(EMULATED):  # the entry sees an npu; the child imports the emulated one
+            from ascend_migrate.emulated_npu import emulated_env, ensure_built
+
+            ensure_built()
+            child_environment = emulated_env(child_environment, device_count=max(2, int(on_device(device)[4:]) + 1))
+            argv[argv.index("--device") + 1] = on_device(device)
         src = str(Path(__file__).resolve().parents[2])  # the toolkit itself, wherever it is installed
         child_environment["PYTHONPATH"] = os.pathsep.join(
             p for p in (src, child_environment.get("PYTHONPATH", "")) if p)

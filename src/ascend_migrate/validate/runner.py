@@ -65,6 +65,10 @@ class ValidateOptions:
     scan_result: Optional[ScanResult] = None  # None: scan PATH
     confirm: tuple[str, ...] = ()  # manual items a person decided in this run (with `note`)
     idle_s: Optional[float] = None  # no-progress limit of every child run (validate.child)
+    command: Optional[list[str]] = None  # the project's own command (validate.command); else an entry
+    pass_env: tuple[str, ...] = ()  # credential-like variables the command may see
+    loss_pattern: Optional[str] = None  # printed-loss fallback of a command run
+    ddp_command: Optional[list[str]] = None  # the command for the DDP check (default: derived)
     cap_s: Optional[float] = None  # overall limit of every child run
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
@@ -164,7 +168,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         from ascend_migrate.validate.environment import collect_environment
         environment = collect_environment(opts.device)
     used_dtype = dynamic.dtype_used or "fp32"
-    emulated = device_kind(opts.device) == "npu" and emulated_npu()
+    emulated = is_emulated_run(opts.device)
     report: dict[str, Any] = {
         "schema": SCHEMA,
         "verdict": decision.verdict,
@@ -191,6 +195,9 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
             },
         },
         "comparison": dynamic.comparison.to_dict() if dynamic.comparison else None,
+        **({"command": _command_section(opts, dynamic),
+            "edit_sites": next(i["summary"] for i in items if i["id"] == "migrated-code-executed")}
+           if opts.command else {}),
         "ddp": dynamic.ddp_summary,
         "scan": _scan_section(scan_result, scan_error, project),
         "environment": environment,
@@ -199,6 +206,22 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     }
     confirmations.remember_run_outputs(root, report["provenance"]["tree"]["written_by_run"])
     return provenance.sign(report)
+
+
+def _command_section(opts: ValidateOptions, dynamic: "_Dynamic") -> dict[str, Any]:
+    """What ran on each side: the command lines, the hosts, and how the port's run ended."""
+    meta = dynamic.golden_meta or {}
+    run = dynamic.command_run
+    section: dict[str, Any] = {
+        "run": opts.command,
+        "golden": {"command": meta.get("command"), "device": meta.get("device"),
+                   "emulated": bool(meta.get("emulated")), "trained_on": meta.get("trained_on"),
+                   "steps": meta.get("steps"), "threads": meta.get("threads"), "seed": meta.get("seed"),
+                   "created": meta.get("created")},
+        "same_command_line": meta.get("command") == opts.command,
+        "target": run.to_dict() if run is not None else None,
+    }
+    return section
 
 
 def _rel_inside(path: Optional[Path], root: Path) -> Optional[str]:
@@ -223,6 +246,9 @@ def _options_record(opts: ValidateOptions, root: Path) -> dict[str, Any]:
         "ddp_entry": opts.ddp_entry,
         "ddp_steps": opts.ddp_steps,
         "ddp_timeout_s": opts.ddp_timeout_s,
+        "command": opts.command,
+        "ddp_command": opts.ddp_command,
+        "loss_pattern": opts.loss_pattern,
         "idle_timeout_s": opts.idle_s,
         "time_limit_s": opts.cap_s,
     }
@@ -236,6 +262,12 @@ def device_kind(device: str) -> str:
 # everything on a device named npu, not that it runs on Ascend: its reports say so everywhere.
 EMULATED_NPU = "emulated npu (CPU kernels)"
 EMULATED_KIND = "emulated-npu"
+
+
+def is_emulated_run(device: str) -> bool:
+    """Results on this device come from the emulated npu (asked for, or the test stand-in)."""
+    kind = device_kind(device)
+    return kind == EMULATED_KIND or (kind == "npu" and emulated_npu())
 
 
 def emulated_npu() -> bool:
@@ -270,12 +302,14 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
             "dtype": dynamic.golden_meta.get("dtype"),
             "autocast": dynamic.golden_meta.get("autocast"),
             "precision": dynamic.golden_meta.get("precision"),
+            "command": dynamic.golden_meta.get("command"),
+            "emulated": bool(dynamic.golden_meta.get("emulated")),
         })
     if not compared:
         golden["why_not"] = ("no golden file given (--golden)" if opts.golden is None
                              else dynamic.compare_error or "the golden file holds nothing to compare")
     kind = device_kind(opts.device)
-    emulated = kind == "npu" and emulated_npu()
+    emulated = is_emulated_run(opts.device)
     return {
         "device": opts.device + (f" ({EMULATED_NPU})" if emulated else ""),
         "device_kind": EMULATED_KIND if emulated else kind,
@@ -328,6 +362,8 @@ class _Dynamic:
         self.dtype_used: Optional[str] = None
         self.ddp_summary: Optional[dict[str, Any]] = None
         self.run_outcome: Optional[dict[str, Any]] = None  # how a failed child run ended (validate.child)
+        self.command_run = None  # validate.command.CommandRun of a command validation
+        self.sites = None  # validate.command.EditSites of the tree
         self._compared = False
 
     def run(self, item: ChecklistItem) -> CheckResult:
@@ -347,6 +383,8 @@ class _Dynamic:
         if self._compared or self.opts.golden is None:
             return
         self._compared = True
+        if self.opts.command:
+            return self._compare_command()
         from ascend_migrate.validate.dynamic import compare
         from ascend_migrate.validate.golden import load_golden
 
@@ -362,6 +400,42 @@ class _Dynamic:
             self.run_outcome = exc.outcome
         except Exception as exc:
             self.compare_error = f"{type(exc).__name__}: {exc}"
+
+    def _compare_command(self) -> None:
+        """Run the project's command in the port under the harness and compare with the golden."""
+        from ascend_migrate.validate import command as cmd
+        from ascend_migrate.validate.golden import load_golden
+
+        try:
+            golden = load_golden(self.opts.golden)
+        except Exception as exc:
+            self.compare_error = f"{type(exc).__name__}: {exc}"
+            return
+        self.golden_meta = golden.meta
+        if golden.meta.get("mode") != "command":
+            self.compare_error = ("the golden file was captured from an entry, not from a command: capture it with "
+                                  "`validate capture ... -o GOLDEN -- COMMAND` on the original")
+            return
+        self.sites = cmd.edit_sites(self.root)
+        steps = int(golden.meta.get("steps") or max(len(golden.meta.get("step_losses") or []), 1))
+        seed = golden.meta.get("seed")
+        threads = golden.meta.get("threads")
+        try:
+            run = cmd.run_command(self.opts.command, self.root, device=self.opts.device, steps=steps, seed=seed,
+                                  threads=threads, sites=self.sites.python if self.sites else None,
+                                  idle_s=self.opts.idle_s or 600.0, cap_s=self.opts.cap_s or 3600.0,
+                                  pass_env=self.opts.pass_env, loss_pattern=self.opts.loss_pattern,
+                                  on_line=self.opts.extra.get("on_line"))
+        except Exception as exc:  # the emulated npu cannot be built, the command cannot start
+            self.compare_error = f"{type(exc).__name__}: {exc}"
+            return
+        self.command_run = run
+        if not run.ok:
+            self.compare_error = "; ".join(run.problems)
+            self.run_outcome = run.outcome.to_dict()
+            return
+        self.comparison = cmd.compare_command_run(golden, run, self.thresholds, self.opts.dtype)
+        self.dtype_used = self.comparison.dtype
 
     def _no_golden(self) -> Optional[CheckResult]:
         if self.opts.golden is None:
@@ -402,6 +476,11 @@ class _Dynamic:
         early = self._no_golden()
         if early:
             return early
+        if self.opts.command:
+            return CheckResult("skip", [{"message": "the project's command sets its own precision switches; both "
+                                                    "sides ran the same command line, and the run's threads and "
+                                                    "seed are pinned and recorded"}],
+                               "not pinned: the command's own settings apply to both sides")
         record = self.precision_record()
         mismatch = record.get("mismatch") or []
         if mismatch:
@@ -414,6 +493,11 @@ class _Dynamic:
         early = self._no_golden()
         if early:
             return early
+        if self.opts.command:
+            check = self.comparison.target_meta.get("params_check") or {}
+            ev = [{"message": check.get("message", ""), "bit_identical": check.get("bit_identical")}]
+            status = check.get("status", "skip")
+            return CheckResult(status, ev, "parameters after the last step: " + check.get("message", "not compared"))
         comp = self.comparison
         if not comp.outputs:
             return CheckResult("skip", [{"message": "the golden file holds no outputs"}], "no outputs to compare")
@@ -475,6 +559,8 @@ class _Dynamic:
         """Did the entry run go through any file the migration changed? (agent-walk D10)"""
         from ascend_migrate.validate.executed import changed_files
 
+        if self.opts.command and self.opts.golden is not None:
+            return self._edit_sites_item()
         if self.opts.golden is None:
             return CheckResult("skip", [{"message": "no entry ran: no golden file given (--golden)"}],
                                "not run: no golden file")
@@ -516,6 +602,116 @@ class _Dynamic:
                            "command (validate run PORT --golden G -- COMMAND) or make the entry import the "
                            "migrated code")
 
+    def _command_ddp_item(self, uses: list[dict[str, Any]]) -> CheckResult:
+        """Two processes of the project's command under torchrun: every rank makes the steps, the
+        ranks form one process group, and their parameters agree after the last step."""
+        from ascend_migrate.validate import command as cmd
+
+        shape = cmd.command_shape(self.opts.command)
+        if shape.kind == "torchrun" and shape.nproc >= 2 and not self.opts.ddp_command:
+            self._compare()
+            run, argv = self.command_run, self.opts.command
+            if run is None:
+                return CheckResult("fail", [{"message": "the command's run failed (see loss-curve)"}] + uses,
+                                   "the distributed run failed")
+        else:
+            argv = self.opts.ddp_command or cmd.ddp_variant(self.opts.command)
+            if argv is None:
+                return CheckResult("manual-pending", [{"message": "the command is not a plain Python command, so no "
+                                                                  "two-process variant can be derived: give one with "
+                                                                  "--ddp-command 'torchrun --nproc_per_node=2 ...'"}]
+                                   + uses, "not run: no two-process command")
+            self._compare()
+            steps = self.opts.ddp_steps or int(self.golden_meta.get("steps") or 0) or self.thresholds.ddp.steps
+            timeout = self.opts.ddp_timeout_s or self.thresholds.ddp.timeout_s
+            try:
+                run = cmd.run_command(argv, self.root, device=self.opts.device, steps=steps,
+                                      seed=self.golden_meta.get("seed", 0), threads=self.golden_meta.get("threads", 1),
+                                      idle_s=min(self.opts.idle_s or 600.0, timeout), cap_s=timeout,
+                                      pass_env=self.opts.pass_env)
+            except Exception as exc:
+                return CheckResult("fail", [{"message": f"could not run {' '.join(argv)}: {type(exc).__name__}: {exc}"}]
+                                   + uses, "the distributed run could not start")
+        command_text = " ".join(argv)
+        self.ddp_summary = {"command": list(argv), "status": None, "ranks": run.to_dict()["ranks"],
+                            "duration_s": round(run.outcome.duration_s, 2)}
+        evidence = [{"message": f"command: {command_text}"}]
+        problems = list(run.problems)
+        sizes = {r.get("world_size") for r in run.records}
+        if not problems and (len(run.records) < 2 or sizes != {len(run.records)}):
+            problems.append(f"{len(run.records)} process(es) trained with world size(s) {sorted(map(str, sizes))}: the "
+                            "processes did not form one process group; give --ddp-command with the flags that start "
+                            "the project's distributed training")
+        digests = {(r.get("params") or {}).get("digest") for r in run.records}
+        if not problems and len(digests) != 1:
+            problems.append("the ranks hold different parameters after the last step: gradients are not reduced")
+        if problems:
+            self.ddp_summary["status"] = "fail"
+            return CheckResult("fail", evidence + [{"message": p} for p in problems]
+                               + [{"message": "last output", "last_output": run.outcome.tail[-15:]}],
+                               "; ".join(problems))
+        self.ddp_summary["status"] = "pass"
+        return CheckResult("pass", evidence + [{"message": f"rank {r.get('rank')}: {r.get('steps')} step(s), parameters "
+                                                           f"{str((r.get('params') or {}).get('digest'))[:16]}"}
+                                               for r in run.records],
+                           f"{len(run.records)} ranks made every step in one process group and hold identical parameters")
+
+    def _edit_sites_item(self) -> CheckResult:
+        """Which edit sites of the change list the command ran (probes in the changed modules)."""
+        from ascend_migrate.validate import command as cmd
+
+        self._compare()
+        run = self.command_run
+        if run is None or self.sites is None:
+            if self.sites is None and run is not None:
+                return CheckResult("skip", [{"message": "no change list in this tree (ascend-migrate-changes.json or "
+                                                        ".ascend-migrate/runs/): which lines the migration changed "
+                                                        "is unknown"}], "not decided: no change list")
+            return CheckResult("skip", [{"message": "the target run failed (see loss-curve)"}],
+                               "not decided: the target run failed")
+        ran, missed, unprobed, unloaded = [], [], [], []
+        seen: dict[str, dict[int, str]] = {}
+        details: dict[str, dict[int, Any]] = {}
+        for rec in run.records:  # a site ran when it ran in any process
+            for path, lines in (rec.get("sites") or {}).items():
+                mine = seen.setdefault(path, {})
+                for line, status in lines.items():
+                    if status == "ran" or line not in mine:
+                        mine[line] = status
+            for path, lines in (rec.get("site_details") or {}).items():
+                details.setdefault(path, {}).update(lines)
+        for rel, lines in sorted(self.sites.python.items()):
+            statuses = seen.get(str(self.root / rel))
+            for line in lines:
+                what = self.sites.rows.get((rel, line), "")
+                ev = {"path": rel, "line": line, "message": what}
+                if statuses is None:
+                    unloaded.append(dict(ev, message=f"module not loaded by the command: {what}"))
+                elif statuses.get(line) == "ran":
+                    ran.append(dict(ev, message=f"ran: {what}"))
+                elif statuses.get(line) == "unprobeable":
+                    reason = (details.get(str(self.root / rel)) or {}).get(line, {}).get("reason", "")
+                    unprobed.append(dict(ev, message=f"cannot be probed ({reason}): {what}"))
+                else:
+                    missed.append(dict(ev, message=f"did not run: {what}"))
+        argv_text = " ".join(run.argv)
+        others = [{"path": f, "message": "edited; named on the command line, counted as run"} for f in
+                  self.sites.other_files if f in argv_text or Path(f).name in argv_text]
+        total_loaded = len(ran) + len(missed) + len(unprobed)
+        summary = f"{len(ran)} of {total_loaded} edit site(s) in the modules the command loaded ran"
+        if missed:
+            summary += "; did not run: " + ", ".join(f"{e['path']}:{e['line']}" for e in missed[:5])
+        if unloaded:
+            summary += f"; {len(unloaded)} site(s) in modules the command never loaded"
+        evidence = ran + missed + unprobed + others + unloaded + [
+            {"message": f"change list: {self.sites.change_list}"}]
+        if ran or others:
+            return CheckResult("pass", evidence, summary)
+        if not total_loaded and not unloaded and not self.sites.other_files:
+            return CheckResult("skip", evidence, "not needed: the migration changed no code")
+        return CheckResult("fail", evidence, summary + ": the numbers compared code the migration did not "
+                                                      "touch; run the command that reaches the changed code")
+
     def _ddp_item(self) -> CheckResult:
         hits = _uses_distributed(self.project)
         if not hits:
@@ -524,6 +720,8 @@ class _Dynamic:
         uses = [dict(h, message=f"uses torch.distributed: {h['message']}") for h in hits[:5]]
         if not self.opts.ddp:
             return CheckResult("skip", [{"message": "disabled with --no-ddp"}] + uses, "not run: --no-ddp")
+        if self.opts.command:
+            return self._command_ddp_item(uses)
         entry = self.opts.ddp_entry
         if entry is None and self.opts.golden is not None:
             self._compare()

@@ -59,6 +59,7 @@ def start():
         from . import probes
         sites = probes.Sites(files)
         _maybe_relaunch(sites)  # replaces this process image when __main__ is a site file
+        probes.patch_runpy(sites)
     from . import training
     training.configure(out_dir=os.path.abspath(out_dir), limit=max(0, _int_env(ENV_STEPS, 0)),
                        seed=_int_env(ENV_SEED), threads=_int_env(ENV_THREADS), sites=sites)
@@ -188,7 +189,7 @@ def _maybe_relaunch(site_set):
     os.execv) on the runner module, which executes the probed code as `__main__`."""
     if os.environ.get(ENV_RELAUNCHED) == str(os.getpid()):
         return  # this is the re-launched image
-    if not sys.argv or not hasattr(os, "execv"):
+    if not sys.argv or os.name != "posix":  # os.execv keeps the process only on POSIX
         return
     script = sys.argv[0]
     if not script or script in ("-c", "-m", "-") or not os.path.isfile(script):

@@ -217,6 +217,31 @@ class ProbeLoader(importlib.machinery.SourceFileLoader):
 SITES = None  # the one Sites object of this process
 
 
+def patch_runpy(site_set):
+    """runpy.run_path compiles a file itself: give it the probed code of an edit-site file. It
+    is how a multiprocessing spawn child runs the parent's main script as `__mp_main__`."""
+    import runpy
+    original = getattr(runpy, "_get_code_from_file", None)  # (run_name, fname); 3.13: (fname)
+    if original is None or getattr(original, "_ascend_migrate_wrapped", False):
+        return
+
+    def _get_code_from_file(*args, **kwargs):
+        result = original(*args, **kwargs)
+        fname = args[-1] if args else kwargs.get("fname")
+        try:
+            real = site_set.match(os.fsdecode(fname))
+            code = site_set.code_for(os.fsdecode(fname)) if real is not None else None
+        except Exception:
+            return result
+        if code is None:
+            return result
+        site_set.run_by_path.add(real)
+        return (code, result[1]) if isinstance(result, tuple) else code
+
+    _get_code_from_file._ascend_migrate_wrapped = True
+    runpy._get_code_from_file = _get_code_from_file
+
+
 class Sites:
     """The edit sites given by the parent: {absolute path: [line, ...]}."""
 
@@ -228,6 +253,7 @@ class Sites:
         self.names = {os.path.basename(p) for p in self.files}
         self.plans = {}  # real path -> Plan (files loaded through the probing loader)
         self.codes = {}
+        self.run_by_path = set()  # real paths run through runpy.run_path with the probes
         self.seen = set()
         self.next_key = 0
         setattr(builtins, PROBE_NAME, self.seen.add)
@@ -281,8 +307,11 @@ class Sites:
                 continue
             real = self.match(path)
             loader = getattr(module, "__loader__", None)
-            if real is not None and not isinstance(loader, ProbeLoader):
-                found.add(real)
+            if real is None or isinstance(loader, ProbeLoader):
+                continue
+            if loader is None and real in self.run_by_path:
+                continue  # runpy.run_path's module (a spawned child's __mp_main__), probed
+            found.add(real)
         return found
 
     def report(self):

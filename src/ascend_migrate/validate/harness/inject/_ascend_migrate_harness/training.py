@@ -17,6 +17,7 @@ import atexit
 import os
 import sys
 import time
+import types
 import weakref
 
 from . import PROGRESS_PREFIX, RECORD_PREFIX, SCHEMA, STOP_EXIT_CODE
@@ -25,6 +26,7 @@ _UNSCALED = "_ascend_migrate_unscaled"  # attribute put on a GradScaler-scaled l
 _WRAPPED = "_ascend_migrate_wrapped"
 _PROGRESS_EVERY = 0.5  # seconds between two progress-file writes
 _TRACEBACK_LINES = 12
+_PENDING_CAP = 10000  # losses kept between two counted steps (an optimizer that never steps)
 
 
 class _State:
@@ -42,6 +44,7 @@ class _State:
         self.losses = []  # per counted step: [detached tensor or None, ...]
         self.pending = []  # since the last counted step
         self.scaled = False
+        self.non_scalar_seen = False
         self.step_ends = []  # time.monotonic() at the end of each counted step
         self.counted = None  # weakref to the counted optimizer
         self.provisional = False  # an optimizer created earlier may still take over
@@ -363,7 +366,10 @@ def _on_backward(tensors):
         if not isinstance(loss, tensor_type):
             seq = tensors if isinstance(tensors, (list, tuple)) else ()
             loss = seq[0] if len(seq) == 1 and isinstance(seq[0], tensor_type) else None
-        if loss is not None and loss.numel() == 1:
+        if len(S.pending) >= _PENDING_CAP:
+            _note("more than %d backward calls without a counted step: later ones not kept"
+                  % _PENDING_CAP)
+        elif loss is not None and loss.numel() == 1:
             unscaled = getattr(loss, _UNSCALED, None)
             if unscaled is not None:
                 S.pending.append(unscaled)
@@ -372,8 +378,10 @@ def _on_backward(tensors):
                 S.pending.append(loss.detach())
         else:
             S.pending.append(None)
-            _note("a backward of a non-scalar or of several tensors has no single loss (step %d)"
-                  % (S.steps + 1))
+            if not S.non_scalar_seen:
+                S.non_scalar_seen = True
+                _note("a backward of a non-scalar or of several tensors has no single loss "
+                      "(recorded as null; first at step %d)" % (S.steps + 1))
         if S.progress_dirty:
             _progress()
     except Exception as exc:
@@ -395,7 +403,7 @@ def _tag(scaled, original):
 def _wrap_scaler_class(cls):
     members = vars(cls)
     scale = members.get("scale")
-    if scale is not None and callable(scale) and not getattr(scale, _WRAPPED, False):
+    if isinstance(scale, types.FunctionType) and not getattr(scale, _WRAPPED, False):
         def scale_wrapper(self, outputs, *args, _original=scale, **kwargs):
             result = _original(self, outputs, *args, **kwargs)
             if not S.inert:
@@ -408,7 +416,7 @@ def _wrap_scaler_class(cls):
         _dress(scale_wrapper, scale)
         cls.scale = scale_wrapper
     step = members.get("step")
-    if step is not None and callable(step) and not getattr(step, _WRAPPED, False):
+    if isinstance(step, types.FunctionType) and not getattr(step, _WRAPPED, False):
         def step_wrapper(self, optimizer, *args, _original=step, **kwargs):
             if S.scaler_depth:
                 return _original(self, optimizer, *args, **kwargs)
