@@ -178,4 +178,10 @@ def validate_command(tool: str, device: str, vopts: dict[str, Any], golden: Opti
         words.append("--no-ddp")
     if thresholds_file:
         words += ["--thresholds", f'"{skill_var}"/{q(thresholds_file)}']
+    if vopts.get("ddp_command"):
+        words += ["--ddp-command", q(" ".join(q(w) for w in vopts["ddp_command"]))]
+    if vopts.get("loss_pattern"):
+        words += ["--loss-pattern", q(vopts["loss_pattern"])]
+    if vopts.get("command"):
+        words += ["--", *(q(w) for w in vopts["command"])]
     return " ".join(words)

@@ -100,7 +100,10 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
     vopts = (replay.get("validation") or {}).get("options") or {}
     golden = replay.get("golden") or {}
     npu = prov.get("device_kind") == "npu"
-    device = "npu:0" if npu else str(prov.get("device") or inputs.report.device or "cpu")
+    # the NPU-host step's device: an npu (real or emulated) becomes npu:0 there; a CPU or CUDA
+    # validation keeps the device it ran on (a string `--device` parses, never a label)
+    device = ("npu:0" if npu or prov.get("device_kind") == "emulated-npu" else
+              str(vopts.get("device") or inputs.report.device or "cpu").split(" ", 1)[0])
     host = prov.get("host") or {}
     # the report's versions (blank for a CPU-only port), else the validated host's torch
     torch_version = public_version(versions.get("torch") or env.get("torch") or str(host.get("torch") or ""))
@@ -124,6 +127,11 @@ def build_recipe(inputs: "RenderInputs", replay: dict[str, Any], prov: dict[str,
     if golden.get("autocast"):
         capture += ["--autocast", shell_quote(golden["autocast"])]
     capture += ["-o", "golden.pt"]
+    if vopts.get("command"):  # a command validation: the golden is captured from the same command
+        capture = ["ascend-migrate", "validate", "capture", "--device",
+                   shell_quote(str(golden.get("captured_on") or "cpu").replace("emulated-npu", "npu")),
+                   "--seed", shell_quote(golden.get("seed") or 0), "--steps", shell_quote(golden.get("steps") or 5),
+                   "-o", "golden.pt", "--", *(shell_quote(w) for w in golden.get("command") or vopts["command"])]
     return {
         "npu": npu,
         "device": device,

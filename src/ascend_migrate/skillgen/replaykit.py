@@ -201,6 +201,13 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
         validate_cmd += " --no-ddp"
     if thresholds_file:
         validate_cmd += f" --thresholds SKILL_DIR/{thresholds_file}"
+    if vopts.get("command"):  # validated with the project's own command: the replay runs it too
+        words = " ".join(q(w) for w in vopts["command"])
+        validate_cmd += f" -- {words}"
+        capture = (f"ascend-migrate validate capture --device "
+                   f"{q(str(golden.get('captured_on') or 'cpu').replace('emulated-npu', 'npu'))} "
+                   f"--seed {q(golden.get('seed') or 0)} --steps {q(golden.get('steps') or 5)} -o golden.pt -- "
+                   + " ".join(q(w) for w in golden.get("command") or vopts["command"]))
     bundle.replay = {
         "schema": REPLAY_SCHEMA,
         "model": slug,
@@ -217,7 +224,8 @@ def build_bundle(project: Path, original: Path, report: dict[str, Any], prov: di
                   "path": target if entry_file else None},
         "golden": {"sha256": golden.get("sha256"), "file": golden_file, "kind": golden.get("kind"),
                    "seed": golden.get("seed"), "steps": golden.get("steps"), "dtype": golden.get("dtype"),
-                   "captured_on": golden.get("captured_on"), "capture_command": capture},
+                   "captured_on": golden.get("captured_on"), "capture_command": capture,
+                   "command": golden.get("command"), "emulated": bool(golden.get("emulated"))},
         "validation": {"options": vopts, "command": validate_cmd, "thresholds_file": thresholds_file,
                        "thresholds": (report.get("thresholds") or {}).get("used"),
                        "report_checksum": (report.get("checksum") or {}).get("value"),

@@ -1,0 +1,154 @@
+"""`validate capture/run -- COMMAND`: the project's own command on both sides.
+
+The agnostic port of a CUDA trainer validated on the CPU with the user's command line; each
+harness fixture shape (tests/fixtures/command_projects) captured and validated against itself;
+negative controls with one fault injected on the command's path.
+"""
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ascend_migrate.cli import cli
+
+pytestmark = pytest.mark.needs_torch
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE.parent / "fixtures"
+TRAINER = FIXTURES / "validate_commands" / "cuda_trainer"
+SHAPES = FIXTURES / "command_projects"
+TRAIN = ["python", "train.py", "--device", "cpu", "--epochs", "2", "--out", "{scratch}"]
+
+
+def invoke(*args: object):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def report_of(root: Path) -> dict:
+    return json.loads((root / ".ascend-migrate" / "validation-report.json").read_text())
+
+
+def item(report: dict, item_id: str) -> dict:
+    return next(i for i in report["items"] if i["id"] == item_id)
+
+
+@pytest.fixture(scope="module")
+def golden(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("golden") / "golden.pt"
+    res = invoke("validate", "capture", "--root", TRAINER, "--steps", "6", "-o", out, "--", *TRAIN)
+    assert res.exit_code == 0, res.output
+    assert "captured 6 step(s)" in res.output
+    assert not (TRAINER / "{scratch}").exists() and not (TRAINER / "checkpoints").exists()
+    return out
+
+
+@pytest.fixture()
+def agnostic_port(tmp_path) -> Path:
+    port = tmp_path / "port"
+    res = invoke("migrate", TRAINER, "--style", "agnostic", "--output", port)
+    assert res.exit_code == 0, res.output
+    return port
+
+
+def _validate(port: Path, golden: Path, *extra: object, command=TRAIN):
+    env = port.parent / "env.json"
+    env.write_text("{}")
+    return invoke("validate", "run", port, "--golden", golden, "--environment", env, *extra, "--", *command)
+
+
+def test_the_agnostic_port_passes_on_the_cpu_with_the_users_command(agnostic_port, golden):
+    res = _validate(agnostic_port, golden)
+    report = report_of(agnostic_port)
+    loss = item(report, "loss-curve")
+    assert loss["status"] == "pass", loss
+    assert all(step["abs_diff"] == 0 for step in loss["evidence"][0]["steps"])  # bit-identical
+    assert item(report, "golden-outputs")["status"] == "pass"
+    assert "bit-identical" in item(report, "golden-outputs")["summary"]
+    sites = item(report, "migrated-code-executed")
+    assert sites["status"] == "pass", sites
+    assert report["edit_sites"].startswith(sites["summary"].split(";")[0])
+    ran = [e for e in sites["evidence"] if e.get("message", "").startswith("ran:")]
+    missed = [e for e in sites["evidence"] if e.get("message", "").startswith("did not run:")]
+    assert ran and missed  # the cuda-only branches of a cpu run did not run, and the report says which
+    assert {(e["path"], e["line"]) for e in missed} >= {("train.py", 44)}
+    ddp = item(report, "ddp-smoke")
+    assert ddp["status"] == "pass", ddp
+    assert report["command"]["same_command_line"] is True
+    assert report["command"]["target"]["steps"] == 6
+    assert "edit sites:" in res.output
+
+
+def test_a_changed_constant_on_the_path_fails_at_the_first_step_it_touches(agnostic_port, golden):
+    path = agnostic_port / "train.py"
+    path.write_text(path.read_text().replace('default=1e-2', 'default=1e-3'))
+    res = _validate(agnostic_port, golden, "--no-ddp")
+    assert res.exit_code == 1
+    loss = item(report_of(agnostic_port), "loss-curve")
+    assert loss["status"] == "fail" and "loss diverges at step 1" in loss["summary"]
+
+
+def test_fewer_steps_than_asked_is_a_fail_that_says_so(agnostic_port, golden):
+    res = _validate(agnostic_port, golden, "--no-ddp",
+                    command=["python", "train.py", "--device", "cpu", "--epochs", "0", "--out", "{scratch}"])
+    assert res.exit_code == 1
+    loss = item(report_of(agnostic_port), "loss-curve")
+    assert loss["status"] == "fail" and "without a single optimizer step" in loss["summary"]
+    res = _validate(agnostic_port, golden, "--no-ddp",
+                    command=["python", "train.py", "--device", "cpu", "--epochs", "2", "--batch-size", "32",
+                             "--out", "{scratch}"])
+    loss = item(report_of(agnostic_port), "loss-curve")
+    assert "ended after 4 of 6 asked step(s)" in loss["summary"]
+
+
+def test_a_golden_from_an_entry_is_refused_for_a_command(agnostic_port, tmp_path):
+    entry = tmp_path / "e"
+    entry.mkdir()
+    (entry / "validate_entries.py").write_text(
+        "import torch\n\ndef train_steps(device, steps=2, seed=0):\n    m = torch.nn.Linear(2, 1)\n"
+        "    return [float(m(torch.ones(1, 2)).sum()) for _ in range(steps)]\n")
+    g = tmp_path / "entry.pt"
+    assert invoke("validate", "capture", "validate_entries.py:train_steps", "--root", entry, "-o", g).exit_code == 0
+    res = _validate(agnostic_port, g, "--no-ddp")
+    assert res.exit_code == 1
+    assert "captured from an entry, not from a command" in item(report_of(agnostic_port), "loss-curve")["summary"]
+
+
+SHAPE_COMMANDS = {
+    "import_time": ["python", "train.py"],
+    "package_module": ["python", "-m", "trainer.train"],
+    "ddp_torchrun": ["torchrun", "--nproc_per_node=2", "train.py"],
+    "grad_scaler": ["python", "train.py"],
+    "print_only": ["python", "train.py"],
+    "endless": ["python", "train.py"],
+    "grad_accum": ["python", "train.py"],
+    "catch_all": ["python", "train.py"],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPE_COMMANDS))
+def test_every_project_shape_validates_against_itself(tmp_path, shape):
+    """Capture on a copy, validate another copy with the same command: every shape ends with a
+    pass, the same losses, and (for torchrun) ranks that agree."""
+    original, port = tmp_path / "original", tmp_path / "port"
+    shutil.copytree(SHAPES / shape, original)
+    shutil.copytree(SHAPES / shape, port)
+    golden = tmp_path / "g.pt"
+    command = SHAPE_COMMANDS[shape]
+    res = invoke("validate", "capture", "--root", original, "--steps", "3", "-o", golden, "--", *command)
+    assert res.exit_code == 0, res.output
+    res = _validate(port, golden, command=command)
+    report = report_of(port)
+    for item_id in ("loss-curve", "golden-outputs"):
+        assert item(report, item_id)["status"] == "pass", (item_id, item(report, item_id))
+    steps = report["command"]["target"]["steps"]
+    assert steps == 3
+    if shape == "grad_accum":
+        counts = [len(s) for s in report["comparison"]["golden"]["step_losses"]]
+        assert counts == [4, 4, 4]
+    if shape == "ddp_torchrun":
+        assert item(report, "ddp-smoke")["status"] == "pass"
+        assert report["command"]["target"]["processes"] == 2
