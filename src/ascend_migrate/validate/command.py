@@ -29,6 +29,7 @@ from typing import Any, Optional, Sequence
 from ascend_migrate.validate import child
 
 SCRATCH = "{scratch}"
+EMULATED_DEVICES = 2  # devices the emulated npu shows a command
 PYTHON_NAMES = re.compile(r"^python(\d+(\.\d+)?)?$")
 TORCHRUN_NAMES = ("torchrun",)
 
@@ -270,7 +271,8 @@ def _environment(device: str, pass_env: Sequence[str], nproc: int) -> tuple[dict
 
         ensure_built()  # EmulatedNpuError says what is missing
         index = int(device.split(":", 1)[1]) if ":" in device else 0
-        env = emulated_env(env, device_count=max(nproc, index + 1))
+        # an Ascend server has several NPUs: code behind `device_count() > 1` runs as it would there
+        env = emulated_env(env, device_count=max(EMULATED_DEVICES, nproc, index + 1))
         notes.append("ran on the emulated npu (CPU kernels): not evidence that the port runs on Ascend")
     return env, withheld, notes
 
@@ -319,6 +321,48 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
         shutil.rmtree(work, ignore_errors=True)
 
 
+_EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s.*)?$")
+
+
+def error_line(tail: Sequence[str]) -> Optional[str]:
+    """The exception line a Python traceback ends with, from the last lines of output."""
+    for line in reversed(list(tail)):
+        text = line.strip()
+        if _EXCEPTION_LINE.match(text) and not text.endswith("Warning"):
+            return text[:300]
+    return None
+
+
+_FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ')
+
+
+def failure_site(tail: Sequence[str], root: str) -> Optional[str]:
+    """'FILE:LINE: source' of the innermost traceback frame inside the project."""
+    lines = list(tail)
+    found = None
+    base = Path(root).resolve()
+    for i, line in enumerate(lines):
+        m = _FRAME.match(line)
+        if not m:
+            continue
+        path = Path(m.group(1))
+        try:
+            rel = (path if path.is_absolute() else base / path).resolve().relative_to(base)
+        except (ValueError, OSError):
+            continue
+        source = lines[i + 1].strip() if i + 1 < len(lines) and not _FRAME.match(lines[i + 1]) else ""
+        found = f"{rel.as_posix()}:{m.group(2)}" + (f": {source[:160]}" if source else "")
+    return found
+
+
+def _raised(tail: Sequence[str], root: str) -> Optional[str]:
+    raised = error_line(tail)
+    if raised is None:
+        return None
+    site = failure_site(tail, root)
+    return f"{raised} (at {site})" if site else raised
+
+
 def judge(run: CommandRun, shape: CommandShape, stop_code: int) -> list[str]:
     """Why this run is not evidence (empty when it is): it must have made every asked step and
     stopped there, in every process, or ended by itself right after the last one."""
@@ -328,7 +372,10 @@ def judge(run: CommandRun, shape: CommandShape, stop_code: int) -> list[str]:
     if outcome.kind != "exited":
         problems.append(outcome.describe())
     if not records:
-        if outcome.kind == "exited":
+        raised = _raised(outcome.tail, run.cwd)
+        if outcome.kind == "exited" and raised:
+            problems.append(f"{outcome.describe()} before its first optimizer step: {raised}")
+        elif outcome.kind == "exited":
             problems.append(f"{outcome.describe()} without a single optimizer step (no process called backward "
                             "or an optimizer's step): check the command line, its data paths and flags")
         return problems
@@ -340,7 +387,9 @@ def judge(run: CommandRun, shape: CommandShape, stop_code: int) -> list[str]:
         status, steps = rec.get("status"), int(rec.get("steps") or 0)
         if status == "exception":
             exc = rec.get("exit") or {}
-            problems.append(f"{who} raised {exc.get('type')}: {exc.get('message')} after {steps} step(s)")
+            site = failure_site(exc.get("traceback") or [], run.cwd)
+            problems.append(f"{who} raised {exc.get('type')}: {exc.get('message')} after {steps} step(s)"
+                            + (f" (at {site})" if site else ""))
         elif steps < run.steps_asked:
             how = {"finished": "ended", "exit": f"exited with code {(rec.get('exit') or {}).get('code')}"}.get(
                 str(status), str(status))
