@@ -16,8 +16,8 @@ For every repository directory under --repos (commit from COMMITS.txt when prese
              launch scripts, READMEs, console scripts) and the files another file imports
   loss       (--loss) run an original and its agnostic port on CPU for a few steps with tiny or
              synthetic data and compare every loss passed to backward() bit for bit
-  standin    (--loss --standin) also run each recipe's transfer port on the CPU-backed npu
-             stand-in (tests/npu_standin) and compare its losses with the original's
+  standin    (--loss --standin) also run each recipe's transfer port on the emulated npu
+             (ascend_migrate.emulated_npu) and compare its losses with the original's
 
 The tool under test is run as `python -m ascend_migrate` (the interpreter running this file,
 PYTHONPATH as given), one process per step, so a crash in one step is recorded and the run goes
@@ -1066,19 +1066,21 @@ def compare_losses(o: dict, a: dict) -> str:
     return status
 
 
-# ---------------------------------------------------------------------------- npu stand-in
-STANDIN_DIR = Path(__file__).resolve().parents[1] / "tests" / "npu_standin"
+# ---------------------------------------------------------------------------- emulated npu
+SRC_DIR = Path(__file__).resolve().parents[1] / "src"
 
 
 def standin_env(build_dir: Path) -> dict:
-    """What a loss run needs to see the stand-in as torch_npu: its site folder and this package
-    (transfer_to_npu reads our coverage data) on PYTHONPATH, the cached build, one npu, and
+    """What a loss run needs to see the emulated npu as torch_npu: its site folder and this
+    package (transfer_to_npu reads our coverage data) on PYTHONPATH, the build, one npu, and
     autocast regions left at full precision so that losses can match the original on CPU."""
-    src = Path(__file__).resolve().parents[1] / "src"
-    return {"PYTHONPATH": os.pathsep.join([str(STANDIN_DIR / "site"), str(src)]),
-            "NPU_STANDIN_BUILD_DIR": str(build_dir), "NPU_STANDIN_DEVICE_COUNT": "1",
-            "NPU_STANDIN_AUTOCAST": "0", "NPU_STANDIN_RELEASE": "2.13.0", "ASCEND_MIGRATE_EMULATED_NPU": "1",
-            "PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+    from ascend_migrate.emulated_npu import AUTOCAST_ENV, BUILD_DIR_ENV, SITE, emulated_env
+
+    env = emulated_env({BUILD_DIR_ENV: str(build_dir), "PATH": os.environ.get("PATH", "")}, device_count=1)
+    # the loss interpreter may not have this checkout installed: name the package folder too
+    env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([str(SITE), str(SRC_DIR), *env["PYTHONPATH"].split(os.pathsep)]))
+    env[AUTOCAST_ENV] = "0"
+    return env
 
 
 def standin_args(recipe: dict, args: list) -> list:
@@ -1089,13 +1091,14 @@ def standin_args(recipe: dict, args: list) -> list:
 
 
 def build_standin(python: str, build_dir: Path, timeout: float) -> Optional[str]:
-    """Build (or find cached) the stand-in with the loss interpreter; None or the error text."""
-    build_dir.mkdir(parents=True, exist_ok=True)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from npu_standin.build import load_extension; "
-            "load_extension(sys.argv[2])")
+    """Build (or find cached) the emulated npu with the loss interpreter; None or the error text."""
+    from ascend_migrate.emulated_npu import BUILD_DIR_ENV
+
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from ascend_migrate.emulated_npu import ensure_built; ensure_built()"
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([str(Path(python).parent), env.get("PATH", "")])
-    res = run([python, "-c", code, str(STANDIN_DIR.parent), str(build_dir)], env=env, timeout=timeout)
+    env[BUILD_DIR_ENV] = str(build_dir)
+    res = run([python, "-c", code, str(SRC_DIR)], env=env, timeout=timeout)
     return None if res["rc"] == 0 else tail(res["stderr"], 8)
 
 
@@ -1266,10 +1269,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     ap.add_argument("--loss-python", default="/tmp/rwvenv/bin/python", help="interpreter with torch and numpy")
     ap.add_argument("--loss-timeout", type=float, default=600)
     ap.add_argument("--standin", action="store_true",
-                    help="with --loss: also run each recipe's transfer port on the CPU-backed npu stand-in "
-                         "(built with --loss-python, which needs torch 2.13.0 and ninja)")
-    ap.add_argument("--standin-build", type=Path, default=Path(__file__).resolve().parents[1] / ".test-cache" / "npu-standin" / "bench",
-                    help="build directory of the stand-in (default: %(default)s)")
+                    help="with --loss: also run each recipe's transfer port on the emulated npu "
+                         "(built with --loss-python, which needs torch 2.13.0, a C++ compiler and ninja)")
+    ap.add_argument("--standin-build", type=Path, default=Path(__file__).resolve().parents[1] / ".test-cache" / "emulated-npu" / "bench",
+                    help="build directory of the emulated npu (default: %(default)s)")
     ap.add_argument("--quiet", action="store_true")
     args = ap.parse_args(argv)
 

@@ -22,6 +22,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "check": "ascend_migrate.check.cli:check_command",
     "diagnose": "ascend_migrate.diagnose.cli:diagnose_command",
     "env": "ascend_migrate.envsetup.cli:env_command",
+    "emulated-npu": "ascend_migrate.emulated_npu.cli:emulated_npu_group",
     "validate": "ascend_migrate.validate.cli:validate_command",
     "kb": "ascend_migrate.knowledge.sync_cli:kb_group",
     "skill": "ascend_migrate.skillgen.cli:skill_command",

@@ -1,10 +1,9 @@
-"""The npu stand-in for these tests: built once (cached with the other test downloads and builds, see ci_gates.cache_dir), then handed out as
-an environment for subprocesses. The pytest process itself never imports the stand-in, so no
-other test can see a `torch_npu`."""
+"""The emulated npu for these tests: built once per torch and source into the test cache (see
+ci_gates.cache_dir), then handed out as an environment for subprocesses. The pytest process
+itself never imports the emulated torch_npu, so no other test can see a `torch_npu`."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -13,14 +12,10 @@ from typing import Optional
 
 import pytest
 
+from ascend_migrate.emulated_npu import build as emu
 from ci_gates import cache_dir, unavailable
 
-TESTS = Path(__file__).resolve().parents[1]
-REPO = TESTS.parent
-if str(TESTS) not in sys.path:  # npu_standin is a test-only package beside this folder
-    sys.path.insert(0, str(TESTS))
-
-from npu_standin import SUPPORTED_TORCH, standin_env, torch_release  # noqa: E402
+SUPPORTED_TORCH = emu.SUPPORTED_TORCH
 
 
 #: The environment both sides of a comparison run with. CPU kernels split reductions by thread
@@ -41,8 +36,9 @@ class StandIn:
 
     def env(self, *, device_count: int = 1, autocast: bool = True, release: str = SUPPORTED_TORCH,
             extra: Optional[dict[str, str]] = None) -> dict[str, str]:
-        env = standin_env(self.build_dir, device_count=device_count, release=release)
-        env["NPU_STANDIN_AUTOCAST"] = "1" if autocast else "0"
+        env = emu.emulated_env({**os.environ, emu.BUILD_DIR_ENV: str(self.build_dir)},
+                               device_count=device_count, release=release)
+        env[emu.AUTOCAST_ENV] = "1" if autocast else "0"
         env.update(COMPARE_ENV)
         env.update(extra or {})
         return env
@@ -55,33 +51,22 @@ class StandIn:
 
 @pytest.fixture(scope="session")
 def npu_standin() -> StandIn:
-    """Build the stand-in (about 20 s the first time, under a second when cached)."""
+    """Build the emulated npu (30 to 50 s on 2 cores the first time, nothing when cached)."""
     try:
         import torch
     except ImportError:
-        pytest.skip("the npu stand-in needs torch")
-    if torch_release(torch.__version__) != SUPPORTED_TORCH:
-        pytest.skip(f"the npu stand-in is written against torch {SUPPORTED_TORCH}'s internals; "
+        pytest.skip("the emulated npu needs torch")
+    if emu.torch_release(torch.__version__) != SUPPORTED_TORCH:
+        pytest.skip(f"the emulated npu is written against torch {SUPPORTED_TORCH}'s internals; "
                     f"this is torch {torch.__version__}")
-    missing = [tool for tool in ("c++", "ninja") if shutil.which(tool) is None and not _ninja_module(tool)]
+    missing = emu.missing()
     if missing:
-        unavailable(f"building the npu stand-in needs {' and '.join(missing)} (pip install '.[test]' brings ninja)")
-    build_dir = cache_dir() / "npu-standin" / f"torch-{torch.__version__}"
-    build_dir.mkdir(parents=True, exist_ok=True)
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); from npu_standin.build import load_extension; "
-            "load_extension(sys.argv[2])")
-    env = dict(os.environ)
-    bin_dir = str(Path(sys.executable).parent)  # the ninja wheel's launcher lives beside python
-    env["PATH"] = os.pathsep.join([bin_dir, env.get("PATH", "")])
-    proc = subprocess.run([sys.executable, "-c", code, str(TESTS), str(build_dir)], env=env,
-                          capture_output=True, text=True, timeout=600)
+        unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
+    build_dir = cache_dir() / "emulated-npu" / emu.build_key(torch.__version__)
+    env = {**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}
+    proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
+                          env=env, capture_output=True, text=True, timeout=900)
     if proc.returncode != 0:
         tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        unavailable(f"the npu stand-in did not build:\n{tail}")
+        unavailable(f"the emulated npu did not build:\n{tail}")
     return StandIn(build_dir)
-
-
-def _ninja_module(tool: str) -> bool:
-    if tool != "ninja":
-        return False
-    return (Path(sys.executable).parent / "ninja").exists()

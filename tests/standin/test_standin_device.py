@@ -111,12 +111,14 @@ def test_an_older_release_drives_a_different_patch_set(npu_standin, probed):
 def test_another_torch_is_refused_with_the_reason(monkeypatch, tmp_path):
     import torch
 
-    from npu_standin.build import load_extension
+    from ascend_migrate.emulated_npu import BUILD_DIR_ENV, EmulatedNpuError, ensure_built
 
     monkeypatch.setattr(torch, "__version__", "2.12.0+cpu")
-    with pytest.raises(ImportError, match="written for torch 2.13.0, this is torch 2.12.0"):
-        load_extension(tmp_path)
-    assert not any(tmp_path.iterdir())  # nothing was built
+    monkeypatch.setenv(BUILD_DIR_ENV, str(tmp_path / "build"))
+    with pytest.raises(EmulatedNpuError, match=r"torch 2\.12\.0\+cpu is installed, but the emulated npu is written "
+                                               r"against torch 2\.13\.0's internals"):
+        ensure_built()
+    assert not (tmp_path / "build").exists()  # nothing was built
 
 
 def test_module_to_npu_keeps_tied_weights(npu_standin, tmp_path):

@@ -1,10 +1,10 @@
-"""transfer_to_npu for the stand-in, driven by ascend-migrate's coverage data.
+"""transfer_to_npu for the emulated npu, driven by ascend-migrate's coverage data.
 
 Importing it patches torch the way the chosen torch_npu release's transfer_to_npu does, as far
 as our knowledge base records it (`ascend_migrate.knowledge.coverage`): the torch.cuda overlays,
 the functions whose device arguments are rewritten ("cuda" -> "npu"), and the explicit
 assignments (Tensor.cuda -> Tensor.npu, init_process_group's "nccl" -> "hccl", ...). Nothing is
-listed here by hand; what the coverage names but the stand-in cannot reproduce (profiler,
+listed here by hand; what the coverage names but the emulated npu cannot reproduce (profiler,
 Inductor internals, NPU-only modules) is recorded in SKIPPED with the reason, and what was done
 in APPLIED, so a test can hold the two against the coverage file.
 """
@@ -60,7 +60,7 @@ def _wrapper_cuda(fn: Callable, replace_int: bool = False) -> Callable:
                 kwargs[key] = type(kwargs[key])(_npu_value(v, False) for v in kwargs[key])
         return fn(*args, **kwargs)
 
-    wrapper.__npu_standin_wrapped__ = fn
+    wrapper.__emulated_npu_wrapped__ = fn
     return wrapper
 
 
@@ -80,7 +80,7 @@ def _wrapper_hccl(fn: Callable) -> Callable:
             kwargs["backend"] = _hccl_value(kwargs["backend"])
         return fn(*args, **kwargs)
 
-    wrapper.__npu_standin_wrapped__ = fn
+    wrapper.__emulated_npu_wrapped__ = fn
     return wrapper
 
 
@@ -134,7 +134,7 @@ def _available_device_type() -> Optional[str]:
     return "npu" if torch.npu.is_available() else None
 
 
-# Replacement values the coverage names, as the stand-in implements them.
+# Replacement values the coverage names, as the emulated npu implements them.
 _REPLACEMENTS: dict[str, Any] = {
     "_jit_script": _jit_script,
     "_jit_script_method": _jit_script_method,
@@ -142,7 +142,7 @@ _REPLACEMENTS: dict[str, Any] = {
     "_get_npu_type": _npu_type,
     "_patch_get_available_device_type": _available_device_type,
 }
-# torch_npu module paths the coverage names that live elsewhere in the stand-in.
+# torch_npu module paths the coverage names that live elsewhere in the emulated npu.
 _SOURCE_ALIASES = {
     "torch_npu.npu.random": "torch_npu.npu",
     "torch_npu.npu.amp.autocast_mode": "torch_npu.npu.amp",
@@ -181,7 +181,7 @@ def _owner(target: str) -> tuple[Any, str]:
     try:
         return _resolve(owner_name, import_lazy=False), attr
     except AttributeError as exc:
-        raise LookupError(f"{owner_name} does not exist in the stand-in") from exc
+        raise LookupError(f"{owner_name} does not exist in the emulated npu") from exc
 
 
 def _condition_holds(condition: Optional[str]) -> bool:
@@ -207,13 +207,13 @@ def _apply_overlays() -> None:
             target = _resolve(overlay.target)
             source = _resolve(source_name) if source_name else None
         except AttributeError:
-            SKIPPED[overlay.target] = f"{overlay.source} has no stand-in module"
+            SKIPPED[overlay.target] = f"{overlay.source} has no emulated module"
             continue
         if source is None:
-            SKIPPED[overlay.target] = f"{overlay.source} has no stand-in module"
+            SKIPPED[overlay.target] = f"{overlay.source} has no emulated module"
             continue
         # "module" overlays replace a torch module; replacing modules breaks torch's own imports,
-        # so the stand-in copies the public names both modules have instead.
+        # so the emulated npu copies the public names both modules have instead.
         names = overlay.names if overlay.names is not None else [
             n for n in getattr(source, "__all__", ()) if hasattr(target, n)]
         for name in names:
@@ -222,7 +222,7 @@ def _apply_overlays() -> None:
                 setattr(target, name, getattr(source, name))
                 APPLIED[qual] = f"overlay from {overlay.source}"
             else:
-                SKIPPED[qual] = f"{overlay.source}.{name} is NPU-only; the stand-in does not provide it"
+                SKIPPED[qual] = f"{overlay.source}.{name} is NPU-only; the emulated npu does not provide it"
 
 
 def _apply_wrapped() -> None:
@@ -231,7 +231,7 @@ def _apply_wrapped() -> None:
             owner = _resolve(owner_name, import_lazy=not owner_name.startswith(_LAZY_PREFIXES))
         except AttributeError:
             for name in names:
-                SKIPPED[f"{owner_name}.{name}"] = f"{owner_name} does not exist in the stand-in"
+                SKIPPED[f"{owner_name}.{name}"] = f"{owner_name} does not exist in the emulated npu"
             continue
         for name in sorted(names):
             qual = f"{owner_name}.{name}"
@@ -273,7 +273,7 @@ def _apply_patches() -> None:
             try:
                 value = _resolve(patch.value)
             except AttributeError:
-                SKIPPED[target] = f"{patch.value} has no stand-in"
+                SKIPPED[target] = f"{patch.value} has no emulated counterpart"
                 continue
             try:
                 setattr(owner, attr, value)

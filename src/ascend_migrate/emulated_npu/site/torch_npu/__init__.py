@@ -1,28 +1,37 @@
-"""Stand-in `torch_npu` for tests: the `npu` device backed by CPU memory and CPU kernels.
+"""The emulated npu's `torch_npu`: the `npu` device backed by host memory and CPU kernels.
 
 Not Ascend's torch_npu. It exists so that transfer-style ports (which `import torch_npu` and
-`torch_npu.contrib.transfer_to_npu`) can run on a CPU-only machine and be compared with the
-original. `__emulated__` and the environment variable ASCEND_MIGRATE_EMULATED_NPU=1 tell
-whoever reports results that no Ascend hardware or CANN was involved.
+`torch_npu.contrib.transfer_to_npu`) can run on a machine without Ascend hardware and be compared
+with the original on CPU. It is importable only in a process started with
+`ascend_migrate.emulated_npu.emulated_env()`. `__emulated__` and the environment variable
+ASCEND_MIGRATE_EMULATED_NPU=1 tell whoever reports results that no Ascend hardware or CANN was
+involved.
 """
 from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import torch
 
 __emulated__ = True
-#: The torch_npu release this stand-in imitates (its coverage data drives transfer_to_npu).
+#: The torch_npu release this imitates (its coverage data drives transfer_to_npu).
 __version__ = os.environ.get("NPU_STANDIN_RELEASE", "2.13.0")
 os.environ["ASCEND_MIGRATE_EMULATED_NPU"] = "1"
 
 
 def _load_build_module():
+    """ascend_migrate/emulated_npu/build.py, loaded by its path: the device must not depend on
+    which ascend_migrate (if any) this interpreter would import."""
+    name = "_ascend_migrate_emulated_npu_build"
+    if name in sys.modules:
+        return sys.modules[name]
     path = Path(__file__).resolve().parents[2] / "build.py"
-    spec = importlib.util.spec_from_file_location("_npu_standin_build", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
@@ -30,11 +39,11 @@ def _load_build_module():
 _build = _load_build_module()
 torch.utils.rename_privateuse1_backend("npu")
 _C = _build.load_extension()
-_C.set_device_count(int(os.environ.get("NPU_STANDIN_DEVICE_COUNT", "1")))
+_C.set_device_count(int(os.environ.get(_build.DEVICE_COUNT_ENV, "1")))
 _ROUTED_OPS = _C.route_cpu_kernels()
 #: NPU_STANDIN_AUTOCAST=0 leaves autocast regions at full precision, so that a port whose
 #: accelerator path enables AMP can still be compared bit for bit with the original on CPU.
-AUTOCAST_CASTS = os.environ.get("NPU_STANDIN_AUTOCAST", "1") != "0"
+AUTOCAST_CASTS = os.environ.get(_build.AUTOCAST_ENV, "1") != "0"
 if AUTOCAST_CASTS:
     _C.register_autocast()
 
@@ -46,7 +55,6 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 from torch_npu import distributed  # noqa: E402,F401  registers the "hccl" backend
 
 distributed.register_hccl()
-
 
 
 def _stop_loader_threads() -> None:

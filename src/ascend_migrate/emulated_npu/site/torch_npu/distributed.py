@@ -1,4 +1,4 @@
-"""Process group backend "hccl" for the stand-in: every collective runs on gloo over CPU copies.
+"""Process group backend "hccl" for the emulated npu: every collective runs on gloo over CPU copies.
 
 Registered for the npu device only, as torch_npu registers its HCCL backend, so
 `init_process_group("hccl")` works and `init_process_group("nccl")` fails (this torch has no

@@ -1,6 +1,6 @@
-// A CPU-backed "npu" device for tests: PyTorch's PrivateUse1 backend with CPU memory and CPU
-// kernels. Transfer-style ports (which move everything to "npu") can then run on a machine
-// without Ascend hardware and be compared bit for bit with the original on CPU.
+// The emulated npu: a CPU-backed "npu" device, PyTorch's PrivateUse1 backend with CPU memory
+// and CPU kernels. Transfer-style ports (which move everything to "npu") can then run on a
+// machine without Ascend hardware and be compared bit for bit with the original on CPU.
 //
 // What it provides: an allocator (host memory tagged with the npu device, with counters), a
 // device guard (per-thread current device, configurable device count, no-op streams/events),
@@ -20,6 +20,8 @@
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/resize_native.h>
 #include <ATen/ops/set_native.h>
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
 #include <ATen/ops/view_native.h>
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
@@ -33,7 +35,7 @@
 #include <string>
 #include <vector>
 
-namespace npu_standin {
+namespace emulated_npu {
 
 constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
 
@@ -287,7 +289,7 @@ at::Tensor& dropout_like_cpu_(at::Tensor& input, double p, bool train) {
 
 // nn.Module.to() keeps a Parameter object (and so weights shared between modules, such as a
 // tied embedding and output layer) only when the old and new tensors can share one TensorImpl
-// type; torch_npu answers yes for cpu and npu, and so does the stand-in.
+// type; torch_npu answers yes for cpu and npu, and so does the emulated npu.
 bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
   auto plain = [](const at::Tensor& t) {
     return t.device().type() == c10::DeviceType::CPU || t.device().type() == c10::DeviceType::PrivateUse1;
@@ -365,6 +367,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("as_strided", at::native::as_strided_tensorimpl);
   m.impl("view", at::native::view);
   m.impl("_reshape_alias", at::native::_reshape_alias);
+  // The two view ops with device kernels of their own: run on a CPU copy they would return a
+  // new tensor, and a write through torch.view_as_real(x) (as complex optimizer steps make)
+  // would never reach x.
+  m.impl("view_as_real", at::native::view_as_real);
+  m.impl("view_as_complex", at::native::view_as_complex);
   m.impl("resize_", resize);
   m.impl("_copy_from", copy_from);
   m.impl("_copy_from_and_resize", copy_from_and_resize);
@@ -377,6 +384,21 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
   m.impl("convolution_backward", torch::CppFunction::makeFromBoxedFunction<&run_on_cpu>());
   register_rnn_routes(m);
+}
+
+// A conjugate or negative view copied to or from the npu: the copy kernel above hands the bits to
+// CPU's copy_, which resolves them. Left to the Conjugate/Negative fallbacks instead, _copy_from
+// would clone its input first, the clone of an npu tensor is again an npu-to-npu _copy_from, and
+// the recursion ends in a stack overflow (x.conj().cpu(), x * y.conj(), complex backward). Only
+// external devices reach _copy_from (CPU and CUDA copy among themselves), so this changes nothing else.
+TORCH_LIBRARY_IMPL(aten, Conjugate, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
+}
+
+TORCH_LIBRARY_IMPL(aten, Negative, m) {
+  m.impl("_copy_from", torch::CppFunction::makeFallthrough());
+  m.impl("_copy_from_and_resize", torch::CppFunction::makeFallthrough());
 }
 
 TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) {
@@ -433,8 +455,9 @@ torch::Library* g_routes = nullptr;  // never destroyed, see g_autocast
 int64_t route_cpu_kernels() {
   if (g_routes) return 0;
   static const std::set<std::string> own = {
-      "empty", "empty_strided", "as_strided", "view", "_reshape_alias", "resize_", "_copy_from",
-      "_copy_from_and_resize", "_local_scalar_dense", "set_", "copy_", "_to_copy", "to", "_to_cpu",
+      "empty", "empty_strided", "as_strided", "view", "view_as_real", "view_as_complex", "_reshape_alias",
+      "resize_", "_copy_from", "_copy_from_and_resize", "_local_scalar_dense", "set_", "copy_", "_to_copy", "to",
+      "_to_cpu",
       "convolution", "convolution_backward", "alias", "detach", "_unsafe_view", "unfold",
       "_pin_memory", "is_pinned", "pin_memory", "record_stream", "_has_compatible_shallow_copy_type",
       "empty_like", "resize_as_", "lift_fresh", "lift", "lift_fresh_copy"};
@@ -467,18 +490,18 @@ std::vector<int64_t> memory_counters() { return {g_allocated.load(), g_peak.load
 
 void reset_peak() { g_peak = g_allocated.load(); }
 
-}  // namespace npu_standin
+}  // namespace emulated_npu
 
 PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
-  m.def("route_cpu_kernels", &npu_standin::route_cpu_kernels, "route every op with a CPU kernel to it");
-  m.def("set_device_count", &npu_standin::set_device_count);
-  m.def("register_autocast", &npu_standin::register_autocast, "cast lists for autocast regions on npu");
-  m.def("device_count", [] { return static_cast<int64_t>(npu_standin::g_device_count); });
-  m.def("current_device", [] { return static_cast<int64_t>(npu_standin::t_current_device); });
+  m.def("route_cpu_kernels", &emulated_npu::route_cpu_kernels, "route every op with a CPU kernel to it");
+  m.def("set_device_count", &emulated_npu::set_device_count);
+  m.def("register_autocast", &emulated_npu::register_autocast, "cast lists for autocast regions on npu");
+  m.def("device_count", [] { return static_cast<int64_t>(emulated_npu::g_device_count); });
+  m.def("current_device", [] { return static_cast<int64_t>(emulated_npu::t_current_device); });
   m.def("set_device", [](int64_t d) {
-    TORCH_CHECK(d < npu_standin::g_device_count, "Invalid device id");
-    if (d >= 0) npu_standin::t_current_device = static_cast<c10::DeviceIndex>(d);
+    TORCH_CHECK(d < emulated_npu::g_device_count, "Invalid device id");
+    if (d >= 0) emulated_npu::t_current_device = static_cast<c10::DeviceIndex>(d);
   });
-  m.def("memory_counters", &npu_standin::memory_counters, "(allocated, peak, allocation calls)");
-  m.def("reset_peak", &npu_standin::reset_peak);
+  m.def("memory_counters", &emulated_npu::memory_counters, "(allocated, peak, allocation calls)");
+  m.def("reset_peak", &emulated_npu::reset_peak);
 }

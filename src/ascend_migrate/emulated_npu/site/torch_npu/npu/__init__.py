@@ -1,4 +1,4 @@
-"""`torch.npu` of the stand-in: device queries, RNG, memory statistics, streams, AMP.
+"""`torch.npu` of the emulated npu: device queries, RNG, memory statistics, streams, AMP.
 
 Answers the way torch_npu 2.13 does where that is known (get_device_capability returns None
 unless TORCH_NPU_DEVICE_CAPABILITY is set; set_device refuses a cuda device; property fields
@@ -328,7 +328,7 @@ __all__ += ["is_autocast_enabled", "set_autocast_enabled", "get_autocast_dtype",
             "StreamContext", "default_generators", "get_rng_state_all", "set_rng_state_all"]
 
 
-# Counters and switches a port may call; the stand-in keeps no cache, no graphs, no dumps.
+# Counters and switches a port may call; the emulated npu keeps no cache, no graphs, no dumps.
 memory_cached = memory_reserved
 max_memory_cached = max_memory_reserved
 
