@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ascend_migrate.validate.harness import STOP_EXIT_CODE
+from ascend_migrate.validate.harness import STOP_EXIT_CODE, progress
 from harness_runs import copy_project, run_command, torchrun_command
 
 pytestmark = pytest.mark.needs_torch
@@ -50,6 +50,8 @@ def test_script_stops_after_n_steps_with_its_own_losses(import_time):
     assert (record["seed"], record["threads"], record["device"]) == (0, 1, "cpu")
     assert record["argv"] == ["train.py", "--epochs", "3"]
     assert len(record["step_times"]) == 5 and all(t >= 0 for t in record["step_times"])
+    steps, when = progress(run.out / "records")
+    assert steps == 5 and when > 0 and run.records.problems == []
 
 
 def test_parameter_checksum_matches_the_script_and_is_stable(import_time):

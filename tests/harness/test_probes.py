@@ -226,22 +226,27 @@ def test_shadowed_sitecustomize_still_runs_and_torch_is_not_imported(tmp_path, s
 SPAWN = '''import json, multiprocessing as mp, sys
 
 def child(queue):
-    queue.put("_ascend_migrate_harness.boot" in sys.modules)
+    started = "_ascend_migrate_harness.boot" in sys.modules
+    probes = sys.modules["_ascend_migrate_harness.probes"]
+    queue.put({"started": started, "sites": probes.SITES.report()[0]})
 
 if __name__ == "__main__":
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
     proc = ctx.Process(target=child, args=(queue,))
     proc.start()
-    child_started = queue.get(timeout=60)
-    print(json.dumps({"child": child_started,
-                      "parent": "_ascend_migrate_harness.boot" in sys.modules}))
+    child_view = queue.get(timeout=60)
     proc.join(60)
+    parent = "_ascend_migrate_harness.boot" in sys.modules
+    print(json.dumps({"child": child_view, "parent": parent}))
 '''
 
 
-def test_spawned_children_start_the_harness_too(tmp_path):
-    (tmp_path / "spawner.py").write_text(SPAWN)
-    env = harness_env(tmp_path / "out", steps=2, sites={str(tmp_path / "spawner.py"): [4]})
+def test_spawned_children_start_the_harness_and_probe_the_main_script(tmp_path):
+    """A spawn child runs the parent's main script again as __mp_main__ (runpy.run_path)."""
+    script = tmp_path / "spawner.py"
+    script.write_text(SPAWN)
+    env = harness_env(tmp_path / "out", steps=2, sites={str(script): [4, 9]})
     view = _view([sys.executable, "spawner.py"], tmp_path, env)
-    assert view == {"child": True, "parent": True}
+    assert view == {"parent": True, "child": {"started": True,
+                                              "sites": {str(script): {"4": "ran", "9": "not-run"}}}}
