@@ -234,11 +234,44 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
                            thresholds_file=str((skill_dir / stored).resolve()) if stored else None,
                            ddp=bool(vopts.get("ddp", True)), ddp_entry=vopts.get("ddp_entry"),
                            ddp_steps=vopts.get("ddp_steps"), ddp_timeout_s=vopts.get("ddp_timeout_s"),
-                           precision=vopts.get("precision") or "fp32")
+                           precision=vopts.get("precision") or "fp32", command=_replay_command(vopts, target),
+                           loss_pattern=vopts.get("loss_pattern") if isinstance(vopts.get("loss_pattern"), str) else None,
+                           ddp_command=_replay_command({"command": vopts.get("ddp_command")}, target))
     _decisions_to_make_again(validation.get("confirmed") or [], echo)
     report = validate_project(target, opts)
     write_state_files(target, {"validation-report.json": to_json(report), "validation-report.md": to_markdown(report)})
     return report
+
+
+def _replay_command(vopts: dict[str, Any], target: Path) -> Optional[list[str]]:
+    """The recorded command, when it runs the target's own code: `python FILE`, `python -m MOD`
+    or torchrun of one, with FILE or MOD inside the target. A skill is shared input: any other
+    program (a shell, `python -c`) is refused, never run."""
+    from ascend_migrate.validate.command import CommandError, command_shape
+
+    words = vopts.get("command")
+    if words is None:
+        return None
+    if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+        raise ReplayError("replay.json: validation.options.command is not a list of words")
+    try:
+        shape = command_shape(words)
+    except CommandError as exc:
+        raise ReplayError(f"replay.json: {exc}") from None
+    target_root = target.resolve()
+    if shape.kind == "other" or not shape.target:
+        raise ReplayError(f"replay.json: the recorded command {' '.join(words)!r} does not run a Python file or "
+                          "module of the project; refusing to run it")
+    if shape.kind == "python-module" or (shape.kind == "torchrun" and not shape.target.endswith(".py")):
+        base = target_root / shape.target.replace(".", "/")
+        inside = (base.with_suffix(".py")).is_file() or (base / "__main__.py").is_file()
+    else:
+        script = (target_root / shape.target).resolve()
+        inside = script.is_file() and script.is_relative_to(target_root)
+    if not inside:
+        raise ReplayError(f"replay.json: the recorded command runs {shape.target!r}, which is not in {target}; "
+                          "refusing to run it")
+    return words
 
 
 def _decisions_to_make_again(confirmed: list[Any], echo) -> None:

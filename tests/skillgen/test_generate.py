@@ -428,7 +428,7 @@ def test_manual_pending_item_blocks_a_pass(inputs, snapshot):
     report = inputs.report(items=[{"id": "host-environment", "status": "manual-pending", "severity": "error"}],
                            verdict="fail")
     result = run(inputs.args(report=report))
-    assert result.exit_code == 2 and "host-environment awaits confirmation" in result.output
+    assert result.exit_code == 2 and "host-environment undecided" in result.output
     assert snapshot(inputs.out) == {}
 
 

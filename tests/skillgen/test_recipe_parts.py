@@ -21,17 +21,18 @@ def _tree(root, files):
     return root
 
 
-def test_a_hostile_entry_or_note_stays_one_word_and_runs_nothing(tmp_path):
+def test_a_hostile_entry_or_command_stays_one_word_and_runs_nothing(tmp_path):
     entry = "val$(touch PWNED).py:fn"
-    note = "it's fine; `touch PWNED2` $(touch PWNED3)"
-    cmd = validate_command("printf '%s\\n'", "cpu", {"entry": entry, "ddp": False}, "golden/a b.pt", None,
-                           [{"id": "sync-before-timing", "note": note}], "${CLAUDE_SKILL_DIR}")
+    command = ["python", "train $(touch PWNED2).py", "--out", "`touch PWNED3`"]
+    cmd = validate_command("printf '%s\\n'", "cpu", {"entry": entry, "ddp": False, "command": command},
+                           "golden/a b.pt", None, [{"id": "host-environment", "note": "x"}], "${CLAUDE_SKILL_DIR}")
     res = subprocess.run(["bash", "-c", cmd.replace("${CLAUDE_SKILL_DIR}", str(tmp_path / "skill"))],
                          cwd=tmp_path, capture_output=True, text=True)
     assert res.returncode == 0
     words = res.stdout.splitlines()  # one argument per line, as bash passed them
     assert entry in words and f"{tmp_path / 'skill'}/golden/a b.pt" in words
-    assert "sync-before-timing: " + note in words
+    assert words[words.index("--"):] == ["--", *command]
+    assert "--confirm" not in words  # a model skill carries no confirmation
     assert not list(tmp_path.glob("PWNED*"))
 
 

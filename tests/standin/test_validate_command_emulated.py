@@ -98,3 +98,16 @@ def test_a_cuda_call_without_the_transfer_import_fails_naming_it(emulated, trans
     loss = _item(report, "loss-curve")
     assert loss["status"] == "fail"
     assert "cuda" in loss["summary"].lower() or "CUDA" in loss["summary"], loss
+
+
+def test_a_port_command_that_never_reaches_the_npu_is_not_a_pass(emulated, transfer_port, golden):
+    """The original's --device cpu on the port trains on the CPU: an emulated-npu verdict from it
+    would prove nothing about the npu device."""
+    env = transfer_port.parent / "env.json"
+    env.write_text("{}")
+    res = invoke("validate", "run", transfer_port, "--device", "emulated-npu", "--golden", golden,
+                 "--environment", env, "--no-ddp", "--", *ORIGINAL)
+    assert res.exit_code == 1
+    report = json.loads((transfer_port / ".ascend-migrate" / "validation-report.json").read_text())
+    loss = _item(report, "loss-curve")
+    assert loss["status"] == "fail" and "trained on cpu, not on npu" in loss["summary"]

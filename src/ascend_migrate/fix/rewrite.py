@@ -42,6 +42,7 @@ class Change:
     message: str
     safety: str = ""
     new_line: int = 0  # where start_line is in the migrated file (0: not known; configs keep 0)
+    site: str = ""  # edits: that line's text in the migrated file, to find it again after later edits
 
     def to_dict(self) -> dict:
         return self.__dict__.copy()
@@ -106,16 +107,22 @@ def moved_line(pos: Position, applied: Iterable[Edit]) -> int:
     return pos.line + delta
 
 
-def edit_sites_in_port(changes: list[Change], applied: list[Edit]) -> list[Change]:
-    """Each edit's line in the migrated file (`new_line`): validation places its probes there to
-    report which edit sites the project's command ran. An injected block starts where it was
-    inserted; any other edit moves with the insertions before its line (those at its line's start
-    included)."""
+def edit_sites_in_port(changes: list[Change], applied: list[Edit], new_text: str = "") -> list[Change]:
+    """Each edit's line in the migrated file (`new_line`) and its text (`site`): validation places
+    its probes there to report which edit sites the project's command ran. An inserted block is
+    found at its first non-blank line; any other edit moves with the insertions before its line
+    (those at its line's start included)."""
     out = []
+    lines = new_text.splitlines()
     for c in changes:
         pos = Position(c.start_line, 0)
-        before = [e for e in applied if e.end < pos] if c.operation == "inject" else applied
-        out.append(replace(c, new_line=moved_line(pos, before)))
+        inserted = c.operation in ("inject", "insert")
+        before = [e for e in applied if e.end < pos] if inserted else applied
+        line = moved_line(pos, before)
+        while inserted and 0 < line < len(lines) and not lines[line - 1].strip():
+            line += 1  # an inserted block's first statement, not the blank line that opens it
+        site = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
+        out.append(replace(c, new_line=line, site=site))
     return out
 
 
@@ -700,7 +707,8 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
     changes = [c for i, c in enumerate(changes) if i not in withdrawn]
     applied = list({(e.start, e.end, e.text): e for e in edits}.values())  # identical edits apply once
     manual = _with_new_lines(manual_at, applied)
-    return RewriteResult(new_text, changes=edit_sites_in_port(changes, applied), manual=manual, edits=applied)
+    return RewriteResult(new_text, changes=edit_sites_in_port(changes, applied, new_text), manual=manual,
+                         edits=applied)
 
 
 def _inside_multiline_string(tree: ast.Module, line: int) -> bool:

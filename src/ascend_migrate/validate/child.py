@@ -96,6 +96,23 @@ def _signal_name(code: int) -> str:
     return f"{name} ({extra})" if extra else name
 
 
+def _terminal_stdin() -> tuple[object, list[int]]:
+    """A terminal for the child's stdin (80x24, nothing typed): programs launched from a shell
+    ask it their size (`stty size`) and fail without one. Its output still goes to a pipe.
+    Returns (stdin for Popen, descriptors to close after the run); DEVNULL where no pty exists."""
+    try:
+        import fcntl
+        import pty
+        import struct
+        import termios
+
+        controller, terminal = pty.openpty()
+        fcntl.ioctl(terminal, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    except (ImportError, OSError):
+        return subprocess.DEVNULL, []
+    return terminal, [terminal, controller]
+
+
 def _stop_group(proc: subprocess.Popen, grace_s: float = 5.0) -> None:
     """SIGTERM the child's session, then SIGKILL what is left after `grace_s`."""
     for sig in (signal.SIGTERM, signal.SIGKILL):
@@ -129,10 +146,13 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: dict[str, str], idle_s: fl
     last = [start]
     log = open(log_path, "w", encoding="utf-8", errors="replace") if log_path else None
     try:
+        stdin, keep = _terminal_stdin()
         try:
-            proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, stdin=subprocess.DEVNULL,
+            proc = subprocess.Popen(list(argv), cwd=str(cwd), env=env, stdin=stdin,
                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
         except OSError as exc:
+            for fd in keep:
+                os.close(fd)
             return ChildOutcome("launch-error", None, 0.0, [], str(log_path) if log_path else None,
                                 f"{argv[0]}: {exc.strerror or exc}")
 
@@ -175,6 +195,8 @@ def run_child(argv: Sequence[str], *, cwd: Path, env: dict[str, str], idle_s: fl
             except (ProcessLookupError, PermissionError):
                 pass
         reader.join(timeout=5)
+        for fd in keep:
+            os.close(fd)
         code = proc.returncode
         if kind == "exited" and code is not None and code < 0:
             kind, detail = "signal", _signal_name(-code)

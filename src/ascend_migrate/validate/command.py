@@ -134,6 +134,7 @@ class EditSites:
     python: dict[str, list[int]]  # relative path -> lines in the port
     other_files: list[str]  # shell scripts and configs the migration edited
     rows: dict[tuple[str, int], str]  # (file, line) -> what the edit did
+    gone: list[str] = field(default_factory=list)  # sites whose line was edited away by hand after the migration
 
 
 def edit_sites(root: Path) -> Optional[EditSites]:
@@ -149,12 +150,21 @@ def edit_sites(root: Path) -> Optional[EditSites]:
     python: dict[str, set[int]] = {}
     other: set[str] = set()
     what: dict[tuple[str, int], str] = {}
+    texts: dict[str, Optional[list[str]]] = {}
+    gone: list[str] = []
     for r in rows:
         if not isinstance(r, dict) or r.get("operation") in ("manual", "annotate") or not r.get("file"):
             continue
         rel = str(r["file"])
         if rel.endswith(".py"):
             line = r.get("new_line") or 0
+            if isinstance(line, int) and line > 0 and isinstance(r.get("site"), str) and r["site"]:
+                if rel not in texts:
+                    texts[rel] = _lines_of(Path(root), rel)
+                line = relocate(texts[rel], line, r["site"])
+                if not line:
+                    gone.append(f"{rel}:{r.get('new_line')}: {r['site'][:80]}")
+                    continue
             if isinstance(line, int) and line > 0:
                 python.setdefault(rel, set()).add(line)
                 what[(rel, line)] = f"{r.get('operation')}{' ' + r['rule'] if r.get('rule') else ''}: {r.get('message', '')}"
@@ -166,7 +176,28 @@ def edit_sites(root: Path) -> Optional[EditSites]:
         shown = str(Path(path).resolve().relative_to(Path(root).resolve()))
     except ValueError:
         shown = str(path)
-    return EditSites(shown, {k: sorted(v) for k, v in python.items()}, sorted(other), what)
+    return EditSites(shown, {k: sorted(v) for k, v in python.items()}, sorted(other), what, gone)
+
+
+def _lines_of(root: Path, rel: str) -> Optional[list[str]]:
+    from ascend_migrate.safe_paths import UnsafePathError, inside
+
+    try:
+        path = inside(root, rel, "edit site")
+        return path.read_text(encoding="utf-8", errors="replace").splitlines() if path.is_file() else None
+    except (OSError, UnsafePathError):
+        return None
+
+
+def relocate(lines: Optional[list[str]], line: int, site: str) -> int:
+    """The edit site's line now: where it was when the migration wrote it, or, after hand edits
+    moved it, the nearest line with the same text; 0 when no line has that text any more."""
+    if lines is None:
+        return line
+    if 0 < line <= len(lines) and lines[line - 1].strip()[:200] == site:
+        return line
+    found = [i for i, text in enumerate(lines, 1) if text.strip()[:200] == site]
+    return min(found, key=lambda i: abs(i - line)) if found else 0
 
 
 # --- running ------------------------------------------------------------------------------------
@@ -321,13 +352,14 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
         shutil.rmtree(work, ignore_errors=True)
 
 
+_RANK_PREFIX = re.compile(r"^\s*\[(?:rank|default)\d*\]:\s?")  # torchrun's per-rank output prefix
 _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Failure|Warning))(?::\s.*)?$")
 
 
 def error_line(tail: Sequence[str]) -> Optional[str]:
     """The exception line a Python traceback ends with, from the last lines of output."""
     for line in reversed(list(tail)):
-        text = line.strip()
+        text = _RANK_PREFIX.sub("", line).strip()
         if _EXCEPTION_LINE.match(text) and not text.endswith("Warning"):
             return text[:300]
     return None
@@ -338,7 +370,7 @@ _FRAME = re.compile(r'^\s*File "([^"]+)", line (\d+), in ')
 
 def failure_site(tail: Sequence[str], root: str) -> Optional[str]:
     """'FILE:LINE: source' of the innermost traceback frame inside the project."""
-    lines = list(tail)
+    lines = [_RANK_PREFIX.sub("", line) for line in tail]
     found = None
     base = Path(root).resolve()
     for i, line in enumerate(lines):
@@ -397,6 +429,12 @@ def judge(run: CommandRun, shape: CommandShape, stop_code: int) -> list[str]:
                             "(--steps) or give it more data or epochs")
     if outcome.kind == "exited" and outcome.returncode not in (0, stop_code) and not problems:
         problems.append(outcome.describe())
+    wanted = "npu" if run.device.startswith(("npu", "emulated-npu")) else "cuda" if run.device.startswith("cuda") else None
+    trained = str((run.rank0 or {}).get("device") or "")
+    if wanted and trained and not trained.startswith(wanted):
+        problems.append(f"the command trained on {trained}, not on {wanted}: the run proves nothing about the "
+                        f"{wanted} device; give the port's command the switch that puts the model there (a "
+                        "transfer port keeps the original's cuda device strings, e.g. --device cuda)")
     if not run.losses():
         problems.append("no loss was recorded: nothing called backward on a scalar"
                         + (", and --loss-pattern matched no output line" if run.loss_source == "printed" else

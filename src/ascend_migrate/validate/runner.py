@@ -123,7 +123,9 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         scan_result, scan_error = _scan(path)
     # the tree as validated: hashed before any entry runs (runs may write logs, data, checkpoints)
     golden_rel = _rel_inside(opts.golden, root)
-    tree_before = provenance.tree_manifest(root, [golden_rel] if golden_rel else [])
+    # files earlier validation runs created in the tree (checkpoints, logs) are outputs, not the port
+    prior_outputs = [_literal(rel) for rel in confirmations.run_outputs(root)]
+    tree_before = provenance.tree_manifest(root, ([golden_rel] if golden_rel else []) + prior_outputs)
     if opts.confirm:  # refused before anything runs when an id is not a manual item
         confirmations.record(root, list(opts.confirm), opts.note, tree_before)
     confirmed = confirmations.load_confirmations(root)
@@ -202,9 +204,9 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
         "scan": _scan_section(scan_result, scan_error, project),
         "environment": environment,
         "options": _options_record(opts, root),
-        "provenance": _provenance(opts, root, environment, dynamic, items, tree_before),
+        "provenance": _provenance(opts, root, environment, dynamic, items, tree_before, prior_outputs),
     }
-    confirmations.remember_run_outputs(root, report["provenance"]["tree"]["written_by_run"])
+    confirmations.remember_run_outputs(root, report["provenance"]["tree"]["created_by_run"])
     return provenance.sign(report)
 
 
@@ -222,6 +224,12 @@ def _command_section(opts: ValidateOptions, dynamic: "_Dynamic") -> dict[str, An
         "target": run.to_dict() if run is not None else None,
     }
     return section
+
+
+def _literal(rel: str) -> str:
+    """A path as an exclusion pattern that matches only itself (a file a run created may be named
+    `*` or `[a-z]*`: as a glob it would leave other files out of the tree hash)."""
+    return re.sub(r"([*?\[])", r"[\1]", rel)
 
 
 def _rel_inside(path: Optional[Path], root: Path) -> Optional[str]:
@@ -278,15 +286,16 @@ def emulated_npu() -> bool:
 
 
 def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], dynamic: "_Dynamic",
-                items: list[dict[str, Any]], before: dict[str, str]) -> dict[str, Any]:
+                items: list[dict[str, Any]], before: dict[str, str], prior_outputs: list[str]) -> dict[str, Any]:
     statuses = {i["id"]: i["status"] for i in items}
     compared = opts.golden is not None and dynamic.comparison is not None and (
         statuses.get("golden-outputs") in ("pass", "fail") or statuses.get("loss-curve") in ("pass", "fail"))
     golden_rel = _rel_inside(opts.golden, root)
-    excluded = [golden_rel] if golden_rel else []
+    excluded = ([golden_rel] if golden_rel else []) + list(prior_outputs)
     # files the validation run itself wrote or changed are outputs of the run, not the port
     after = provenance.tree_manifest(root, excluded)
     written = sorted(rel for rel in after if before.get(rel) != after[rel])
+    created = [rel for rel in written if rel not in before]
     excluded += written
     manifest = {rel: digest for rel, digest in before.items() if rel not in written}
     golden: dict[str, Any] = {"given": opts.golden is not None, "compared": bool(compared)}
@@ -325,6 +334,8 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
             "manifest": manifest,
             "excluded": excluded,
             "written_by_run": written,
+            "created_by_run": created,
+            "earlier_run_outputs": list(prior_outputs),
             "own_outputs_excluded": "`.ascend-migrate/`, `ascend-migrate-*` change lists, reports with an "
                                     "ascend-migrate schema id; list them with `ascend-migrate validate own-files PATH`",
         },
@@ -682,10 +693,13 @@ class _Dynamic:
                 details.setdefault(path, {}).update(lines)
         for rel, lines in sorted(self.sites.python.items()):
             statuses = seen.get(str(self.root / rel))
+            reasons = details.get(str(self.root / rel)) or {}
+            never = statuses is not None and not any(statuses.get(n) == "ran" for n in lines) and any(
+                (reasons.get(n) or {}).get("reason") == "the file was never imported" for n in lines)
             for line in lines:
                 what = self.sites.rows.get((rel, line), "")
                 ev = {"path": rel, "line": line, "message": what}
-                if statuses is None:
+                if statuses is None or never:
                     unloaded.append(dict(ev, message=f"module not loaded by the command: {what}"))
                 elif statuses.get(line) == "ran":
                     ran.append(dict(ev, message=f"ran: {what}"))
@@ -698,12 +712,25 @@ class _Dynamic:
         others = [{"path": f, "message": "edited; named on the command line, counted as run"} for f in
                   self.sites.other_files if f in argv_text or Path(f).name in argv_text]
         total_loaded = len(ran) + len(missed) + len(unprobed)
+        if not total_loaded and not unloaded and not others:
+            return CheckResult("skip", [{"path": f, "message": "edited launcher or config, not used by this command; "
+                                                               "checked by the static items"}
+                                        for f in self.sites.other_files]
+                               + [{"message": f"change list: {self.sites.change_list}"}],
+                               "not needed: the migration changed no Python code (its launcher and config edits "
+                               "are checked statically)")
+        launched = cmd.command_shape(run.argv).target or ""
+        missed.sort(key=lambda e: (e["path"] != launched and e["path"] != launched.replace(".", "/") + ".py",
+                                   e["path"], e["line"]))
         summary = f"{len(ran)} of {total_loaded} edit site(s) in the modules the command loaded ran"
         if missed:
-            summary += "; did not run: " + ", ".join(f"{e['path']}:{e['line']}" for e in missed[:5])
+            summary += f"; {len(missed)} did not run: " + ", ".join(f"{e['path']}:{e['line']}" for e in missed[:8]) \
+                + (" ..." if len(missed) > 8 else "")
         if unloaded:
             summary += f"; {len(unloaded)} site(s) in modules the command never loaded"
-        evidence = ran + missed + unprobed + others + unloaded + [
+        gone = [{"message": f"edit site changed by hand after the migration (its line is gone): {g}"}
+                for g in self.sites.gone]
+        evidence = ran + missed + unprobed + others + unloaded + gone + [
             {"message": f"change list: {self.sites.change_list}"}]
         if ran or others:
             return CheckResult("pass", evidence, summary)
