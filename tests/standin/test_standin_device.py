@@ -136,3 +136,15 @@ def test_module_to_npu_keeps_tied_weights(npu_standin, tmp_path):
         "print('tied')\n")
     ran = npu_standin.run([str(script)], cwd=tmp_path)
     assert ran.returncode == 0 and "tied" in ran.stdout, ran.stderr[-2000:]
+
+
+def test_a_cpu_scalar_first_keeps_the_result_on_the_npu(npu_standin, tmp_path):
+    """`1.0 - t` is rsub, which calls sub(wrapped 1.0, t): the CPU fallback used to place the
+    result on the first operand's device (CPU), and HF GPT-2's attention mask then met an npu
+    tensor on another device."""
+    code = ("import torch, torch_npu\n"
+            "t = torch.ones(2, device='npu')\n"
+            "print(*[str(x.device) for x in (1.0 - t, torch.rsub(t, 1.0), 2 * t, 1 / t, (1.0 - t) * t)])\n")
+    proc = npu_standin.run(["-c", code], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.split() == ["npu:0"] * 5

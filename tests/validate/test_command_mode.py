@@ -213,3 +213,34 @@ def test_the_exception_of_a_torchrun_rank_is_named():
             "E1127 torch/distributed/elastic/multiprocessing/api.py: failed (exitcode: 1)"]
     assert error_line(tail) == "AssertionError"
     assert failure_site(tail, "/work/p") == "train.py:96: assert gradient_accumulation_steps % ddp_world_size == 0"
+
+
+def test_the_command_runs_in_a_copy_and_writes_nothing_into_either_tree(tmp_path):
+    """A script that saves `checkpoint.pth` and a log where it stands, and reads `../data`: the
+    user's tree and the port stay as they were, and the sibling data folder is reached."""
+    from vhelpers import write_tree
+
+    write_tree(tmp_path / "data", {"x.txt": "0.5\n"})
+    files = {"train.py": """
+        import pathlib
+        import torch
+        scale = float(pathlib.Path("../data/x.txt").read_text())
+        model = torch.nn.Linear(4, 2)
+        opt = torch.optim.SGD(model.parameters(), lr=0.1)
+        g = torch.Generator().manual_seed(0)
+        for step in range(4):
+            loss = model(torch.randn(8, 4, generator=g) * scale).pow(2).mean()
+            opt.zero_grad(); loss.backward(); opt.step()
+            pathlib.Path("train.log").open("a").write(f"{loss.item()}\\n")
+        torch.save(model.state_dict(), "checkpoint.pth")
+        """}
+    original = write_tree(tmp_path / "project", files)
+    port = write_tree(tmp_path / "port", files)
+    before = sorted(p.name for p in original.iterdir())
+    golden = tmp_path / "g.pt"
+    res = invoke("validate", "capture", "--root", original, "--steps", "4", "-o", golden, "--", "python", "train.py")
+    assert res.exit_code == 0, res.output
+    assert sorted(p.name for p in original.iterdir()) == before
+    _validate(port, golden, command=["python", "train.py"])
+    assert item(report_of(port), "loss-curve")["status"] == "pass"
+    assert not (port / "checkpoint.pth").exists() and not (port / "train.log").exists()

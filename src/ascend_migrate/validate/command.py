@@ -308,6 +308,58 @@ def _environment(device: str, pass_env: Sequence[str], nproc: int) -> tuple[dict
     return env, withheld, notes
 
 
+def copy_tree(root: Path, dest: Path) -> int:
+    """Copy the project's files (what the scanner walks: no version control, virtual
+    environments or caches) to `dest`, links inside the tree as links; returns the file count.
+    The command runs in the copy, so what it writes (checkpoints, logs, caches) never lands in
+    the user's tree or the port."""
+    import os
+
+    from ascend_migrate.scan.walk import walk_tree
+
+    count = 0
+    for item in walk_tree(root, own_files=False).items:
+        target = dest / item.rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if item.kind == "link":
+            os.symlink(item.link, target)
+        else:
+            shutil.copy2(root / item.rel, target)
+            count += 1
+    return count
+
+
+def _link_siblings(root: Path, parent: Path) -> None:
+    """The tree's sibling folders, linked beside the copy: `--data ../data` reaches what it
+    reaches from the tree itself."""
+    import os
+
+    try:
+        entries = list(root.parent.iterdir())
+    except OSError:
+        return
+    for entry in entries[:10000]:
+        if entry.name != root.name and not (parent / entry.name).exists():
+            try:
+                os.symlink(entry, parent / entry.name)
+            except OSError:
+                continue
+
+
+def _rebase(records: list[dict[str, Any]], copy: Path, root: Path) -> None:
+    """Edit-site paths of the copy, given back as paths of the tree."""
+    prefix = str(copy) + "/"
+    for rec in records:
+        for key in ("sites", "site_details"):
+            value = rec.get(key)
+            if isinstance(value, dict):
+                rec[key] = {str(root) + "/" + path[len(prefix):] if path.startswith(prefix) else path: lines
+                            for path, lines in value.items()}
+        exc = rec.get("exit")
+        if isinstance(exc, dict) and isinstance(exc.get("traceback"), list):
+            exc["traceback"] = [line.replace(prefix, str(root) + "/") for line in exc["traceback"]]
+
+
 def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: int = 5, seed: Optional[int] = 0,
                 threads: Optional[int] = 1, sites: Optional[dict[str, list[int]]] = None,
                 idle_s: float = child.DEFAULT_IDLE_S, cap_s: float = child.DEFAULT_CAP_S,
@@ -323,6 +375,9 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
     try:
         scratch = work / "scratch"
         scratch.mkdir()
+        tree = work / "tree" / root.name  # the folder keeps its name: some scripts look at it
+        copy_tree(root, tree)
+        _link_siblings(root, tree.parent)
         concrete = [w.replace(SCRATCH, str(scratch)) for w in words]
         try:
             launch = resolve_program(concrete, root)
@@ -331,14 +386,16 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
             return CommandRun(words, str(root), device, steps, outcome, [], [str(exc)], [], threads, seed,
                               is_emulated(device))
         env, withheld, notes = _environment(device, pass_env, shape.nproc)
-        abs_sites = {str(root / rel): lines for rel, lines in (sites or {}).items()}
+        abs_sites = {str(tree / rel): lines for rel, lines in (sites or {}).items()}
         out = work / "records"
         env = harness_env(out, steps=steps, seed=seed, threads=threads, sites=abs_sites or None, base=env)
         log = (Path(log_dir) if log_dir else work) / "command-output.log"
         log.parent.mkdir(parents=True, exist_ok=True)
-        outcome = child.run_child(launch, cwd=root, env=env, idle_s=idle_s, cap_s=cap_s, log_path=log,
+        outcome = child.run_child(launch, cwd=tree, env=env, idle_s=idle_s, cap_s=cap_s, log_path=log,
                                   progress=_progress_probe(out), on_line=on_line)
         records = read_records(out)
+        _rebase(records, tree, root)
+        outcome.tail = [line.replace(str(tree) + "/", str(root) + "/") for line in outcome.tail]
         run = CommandRun(words, str(root), device, steps, outcome, list(records), [], withheld, threads, seed,
                          is_emulated(device), notes=notes + list(records.problems))
         if not any(r.get("losses") for r in records) and loss_pattern:

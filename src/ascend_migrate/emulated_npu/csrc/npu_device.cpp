@@ -233,7 +233,7 @@ at::Tensor& set_empty(at::Tensor& self) {
 
 // Mixed devices raise as they do on a real accelerator: an npu tensor may meet a CPU tensor
 // only if that one is a 0-dim scalar (or an index, as CUDA allows), and two npu indices never.
-void check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+std::optional<c10::Device> check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   static const std::set<std::string> cpu_ok = {"aten::index", "aten::index_put", "aten::index_put_",
                                                "aten::_index_put_impl_"};
   const auto n = op.schema().arguments().size();
@@ -260,11 +260,31 @@ void check_devices(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
     TORCH_CHECK(false, "Expected all tensors to be on the same device, but found at least two devices, ", *npu,
                 " and cpu!");
   }
+  return npu;
+}
+
+// The first tensor argument is a CPU scalar (`1.0 - t` is rsub(t, 1.0), which calls
+// sub(wrapped 1.0, t)): cpu_fallback places its results on the first tensor's device, where a
+// real device places them on the device operand's.
+bool first_tensor_is_cpu(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
+  const auto n = op.schema().arguments().size();
+  for (auto it = stack->end() - n; it != stack->end(); ++it) {
+    if (it->isTensor()) return it->toTensor().defined() && it->toTensor().is_cpu();
+  }
+  return false;
 }
 
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
-  check_devices(op, stack);
+  const auto npu = check_devices(op, stack);
+  const bool moved_to_cpu = npu && first_tensor_is_cpu(op, stack);
   at::native::cpu_fallback(op, stack);
+  if (!moved_to_cpu) return;
+  const auto returns = op.schema().returns().size();
+  for (auto it = stack->end() - returns; it != stack->end(); ++it) {
+    if (it->isTensor() && it->toTensor().defined() && it->toTensor().is_cpu()) {
+      *it = c10::IValue(it->toTensor().to(*npu));
+    }
+  }
 }
 
 // The unfused dropout that CPU runs (PrivateUse1 otherwise takes the fused native_dropout, which
