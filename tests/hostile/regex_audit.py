@@ -46,6 +46,9 @@ PATTERN_KEYS = re.compile(r"pattern|regex|^near$|^unless$|anchor")
 # `re.*` calls whose pattern is not a literal: (module path relative to the package, source text
 # of the pattern argument) -> where the patterns come from, which the inventory must cover.
 DYNAMIC_SITES: dict[tuple[str, str], str] = {
+    ("validate/command.py", "pattern"):
+        "the user's own --loss-pattern (not ours to audit), applied to the first 2,000 characters of "
+        "each output line, so a crafted line is bounded in length",
     ("scan/python_ast.py", 'rule.match["arg_pattern"]'): "rule YAML `match.arg_pattern` (KB walk)",
     ("scan/python_ast.py", 'rule.match["pattern"]'): "rule YAML `match.pattern` (KB walk)",
     ("diagnose/kb.py", "pattern"): "failures.yaml patterns, near, unless (diagnose loader)",

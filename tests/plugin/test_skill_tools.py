@@ -23,7 +23,8 @@ else:  # pragma: no cover - the oldest-Python pass
 REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
 WHEEL = f"ascend_migrate-{__version__}-py3-none-any.whl"
-PACKAGE_SUFFIXES = (".py", ".yaml", ".json", ".j2", ".sh")  # pyproject's package data + modules
+PACKAGE_SUFFIXES = (".py", ".yaml", ".json", ".j2", ".sh", ".cpp")  # pyproject's package data + modules
+PACKAGE_EXTRA = ("ascend_migrate/emulated_npu/README.md",)  # package data named one by one
 REBUILD = "stale: run `make references` (ascend-migrate docs --write) and commit skills/*/tools/"
 
 
@@ -31,7 +32,8 @@ def _package_files() -> dict[str, bytes]:
     root = REPO / "src"
     return {path.relative_to(root).as_posix(): path.read_bytes()
             for path in sorted((root / "ascend_migrate").rglob("*"))
-            if path.is_file() and path.suffix in PACKAGE_SUFFIXES and "__pycache__" not in path.parts}
+            if path.is_file() and "__pycache__" not in path.parts
+            and (path.suffix in PACKAGE_SUFFIXES or path.relative_to(root).as_posix() in PACKAGE_EXTRA)}
 
 
 def _normalise(requirement: str) -> str:

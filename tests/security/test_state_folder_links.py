@@ -8,7 +8,6 @@ from pathlib import Path
 import pytest
 
 from ascend_migrate.fix.runs import last_change_list
-from ascend_migrate.validate.checklist import item_ids
 
 from .conftest import run_cli, snapshot
 
@@ -23,7 +22,7 @@ def elsewhere(tmp_path: Path) -> Path:
 def test_validate_confirm_does_not_write_through_a_linked_state_folder(project: Path, elsewhere: Path) -> None:
     os.symlink(elsewhere, project / ".ascend-migrate")
     before = snapshot(project)
-    proc = run_cli("validate", "run", str(project), "--confirm", item_ids()[0], "--note", "checked by hand")
+    proc = run_cli("validate", "run", str(project), "--confirm", "host-environment", "--note", "checked by hand")
     assert proc.returncode == 2
     assert proc.stderr.strip().count("\n") == 0 and "symbolic link" in proc.stderr
     assert list(elsewhere.iterdir()) == [] and snapshot(project) == before
@@ -42,11 +41,11 @@ def test_validate_confirm_replaces_a_linked_record_instead_of_writing_through(pr
     victim.write_text("{}\n")
     (project / ".ascend-migrate").mkdir()
     os.symlink(victim, project / ".ascend-migrate" / "validation-confirmations.json")
-    proc = run_cli("validate", "run", str(project), "--confirm", item_ids()[0], "--note", "ok", "--no-ddp")
+    proc = run_cli("validate", "run", str(project), "--confirm", "host-environment", "--note", "ok", "--no-ddp")
     assert proc.returncode in (0, 1), proc.stderr
     assert victim.read_text() == "{}\n"
     record = project / ".ascend-migrate" / "validation-confirmations.json"
-    assert not record.is_symlink() and item_ids()[0] in json.loads(record.read_text())["confirmed"]
+    assert not record.is_symlink() and "host-environment" in json.loads(record.read_text())["confirmed"]
 
 
 def test_linked_run_pointer_is_not_read(project: Path, elsewhere: Path) -> None:

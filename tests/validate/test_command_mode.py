@@ -7,6 +7,7 @@ negative controls with one fault injected on the command's path.
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -244,3 +245,33 @@ def test_the_command_runs_in_a_copy_and_writes_nothing_into_either_tree(tmp_path
     _validate(port, golden, command=["python", "train.py"])
     assert item(report_of(port), "loss-curve")["status"] == "pass"
     assert not (port / "checkpoint.pth").exists() and not (port / "train.log").exists()
+
+
+_LR_LINE = re.compile(r"""(?:\blr=|"--lr",[^\n]*?default=)(?P<value>\d[\d.e-]*)""")
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPE_COMMANDS))
+def test_every_project_shape_fails_with_a_changed_learning_rate(tmp_path, shape):
+    """The negative control of each shape: the port's learning rate tripled on the command's path
+    is a FAIL at the first loss after the first update."""
+    original, port = tmp_path / "original", tmp_path / "port"
+    shutil.copytree(SHAPES / shape, original)
+    shutil.copytree(SHAPES / shape, port)
+    changed = False
+    for path in sorted(port.rglob("*.py")):
+        text = path.read_text()
+        m = _LR_LINE.search(text)
+        if m:
+            value = float(m.group("value")) * 3
+            path.write_text(text[:m.start("value")] + repr(value) + text[m.end("value"):])
+            changed = True
+            break
+    assert changed, shape
+    golden = tmp_path / "g.pt"
+    command = SHAPE_COMMANDS[shape]
+    res = invoke("validate", "capture", "--root", original, "--steps", "3", "-o", golden, "--", *command)
+    assert res.exit_code == 0, res.output
+    res = _validate(port, golden, "--no-ddp", command=command)
+    assert res.exit_code == 1
+    loss = item(report_of(port), "loss-curve")
+    assert loss["status"] == "fail" and "loss diverges at step" in loss["summary"], loss["summary"]

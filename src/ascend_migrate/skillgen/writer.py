@@ -86,7 +86,7 @@ def atomic_write(dest: Path, text: "str | bytes", *, overwrite: bool) -> None:
             try:
                 os.link(tmp, dest)
             except FileExistsError:
-                raise SkillGenError(f"{dest}: already exists; pass --force to replace it") from None
+                raise SkillGenError(f"{dest}: already exists; give this port another --model name, or pass --force to replace it") from None
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
                     raise
@@ -126,7 +126,7 @@ def write_skill(out_root: Path, slug: str, files: dict[str, "str | bytes"], *, f
         existing = [str(path) for path in targets.values() if path.exists() or path.is_symlink()]
         if existing:
             raise SkillGenError(
-                f"{existing[0]}: already exists; pass --force to replace it"
+                f"{existing[0]}: already exists; give this port another --model name, or pass --force to replace it"
                 + (f" (and {len(existing) - 1} more)" if len(existing) > 1 else "")
             )
     skill_dir.mkdir(exist_ok=True)

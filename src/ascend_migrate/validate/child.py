@@ -24,7 +24,8 @@ from typing import Callable, Optional, Sequence
 
 DEFAULT_IDLE_S = 600.0
 DEFAULT_CAP_S = 3600.0
-TAIL_LINES = 40
+TAIL_LINES = 200  # kept for reading the error (torchrun's own summary alone is about 40 lines)
+REPORT_LINES = 40  # shown in reports
 _CREDENTIAL = re.compile(
     r"(TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|API_?KEY|ACCESS_?KEY|PRIVATE_?KEY|CREDENTIAL|AUTH|SESSION_?KEY|"
     r"COOKIE|_PAT$|^PAT_)", re.IGNORECASE)
@@ -83,7 +84,7 @@ class ChildOutcome:
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "returncode": self.returncode, "duration_s": round(self.duration_s, 2),
-                "summary": self.describe(), "last_output": list(self.tail), "log": self.log}
+                "summary": self.describe(), "last_output": list(self.tail)[-REPORT_LINES:], "log": self.log}
 
 
 def _signal_name(code: int) -> str:

@@ -168,7 +168,9 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     environment = opts.environment
     if environment is None:
         from ascend_migrate.validate.environment import collect_environment
-        environment = collect_environment(opts.device)
+        from ascend_migrate.validate.devices import on_device
+
+        environment = collect_environment(on_device(opts.device))  # emulated-npu:N asks about npu:N
     used_dtype = dynamic.dtype_used or "fp32"
     emulated = is_emulated_run(opts.device)
     report: dict[str, Any] = {
@@ -673,6 +675,10 @@ class _Dynamic:
 
         self._compare()
         run = self.command_run
+        if run is not None and not run.ok:  # a crash before the first step loads nothing it can report
+            return CheckResult("skip", [{"message": "the target run failed (see loss-curve): which edit sites "
+                                                    "run is decided by a run that makes its steps"}],
+                               "not decided: the target run failed")
         if run is None or self.sites is None:
             if self.sites is None and run is not None:
                 return CheckResult("skip", [{"message": "no change list in this tree (ascend-migrate-changes.json or "
