@@ -275,3 +275,19 @@ def test_every_project_shape_fails_with_a_changed_learning_rate(tmp_path, shape)
     assert res.exit_code == 1
     loss = item(report_of(port), "loss-curve")
     assert loss["status"] == "fail" and "loss diverges at step" in loss["summary"], loss["summary"]
+
+
+def test_an_exception_in_every_torchrun_rank_is_named(tmp_path):
+    """torchrun's own closing summary is about 40 lines: the ranks' exception above it is still
+    what the failure says."""
+    from vhelpers import write_tree
+
+    root = write_tree(tmp_path / "p", {"t.py": """
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        raise RuntimeError("boom in rank %d" % dist.get_rank())
+        """})
+    res = invoke("validate", "capture", "--root", root, "--steps", "2", "-o", tmp_path / "g.pt", "--",
+                 "torchrun", "--standalone", "--nproc_per_node=2", "t.py")
+    assert res.exit_code == 1
+    assert "RuntimeError: boom in rank" in res.output and "t.py:3" in res.output, res.output[-2000:]

@@ -415,10 +415,15 @@ _EXCEPTION_LINE = re.compile(r"^([A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrup
 
 def error_line(tail: Sequence[str]) -> Optional[str]:
     """The exception line a Python traceback ends with, from the last lines of output."""
-    for line in reversed(list(tail)):
-        text = _RANK_PREFIX.sub("", line).strip()
-        if _EXCEPTION_LINE.match(text) and not text.endswith("Warning"):
-            return text[:300]
+    lines = list(tail)
+    # a rank's own exception first: under torchrun the launcher's ChildFailedError comes last
+    for ranked in (True, False):
+        for line in reversed(lines):
+            if ranked and not _RANK_PREFIX.match(line):
+                continue
+            text = _RANK_PREFIX.sub("", line).strip()
+            if _EXCEPTION_LINE.match(text) and not text.endswith("Warning"):
+                return text[:300]
     return None
 
 
@@ -432,7 +437,7 @@ def failure_site(tail: Sequence[str], root: str) -> Optional[str]:
     base = Path(root).resolve()
     for i, line in enumerate(lines):
         m = _FRAME.match(line)
-        if not m:
+        if not m or m.group(1).startswith("<"):  # <frozen runpy>, <string>: no file of the project
             continue
         path = Path(m.group(1))
         try:
