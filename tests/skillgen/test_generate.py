@@ -277,7 +277,7 @@ def test_no_overwrite_without_force(inputs):
     skill = written(inputs)
     skill.write_text("hand-edited\n")
     result = run(inputs.args())
-    assert result.exit_code == 2 and "already exists; pass --force" in result.output
+    assert result.exit_code == 2 and "already exists; give this port another --model name, or pass --force" in result.output
     assert skill.read_text() == "hand-edited\n"
     result = run(inputs.args(force=True))
     assert result.exit_code == 0

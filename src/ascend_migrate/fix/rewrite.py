@@ -119,8 +119,8 @@ def edit_sites_in_port(changes: list[Change], applied: list[Edit], new_text: str
         inserted = c.operation in ("inject", "insert")
         before = [e for e in applied if e.end < pos] if inserted else applied
         line = moved_line(pos, before)
-        while inserted and 0 < line < len(lines) and not lines[line - 1].strip():
-            line += 1  # an inserted block's first statement, not the blank line that opens it
+        while inserted and 0 < line < len(lines) and lines[line - 1].strip()[:1] in ("", "#"):
+            line += 1  # an inserted block's first statement, not the blank or comment line that opens it
         site = lines[line - 1].strip()[:200] if 0 < line <= len(lines) else ""
         out.append(replace(c, new_line=line, site=site))
     return out

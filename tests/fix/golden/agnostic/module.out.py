@@ -12,7 +12,7 @@ class Trainer:
         self.model = model.to(_device_type if rank is None else rank)
         self.device = torch.device(_device_type, rank)
         dist.init_process_group(torch.distributed.get_default_backend_for_device(_device_type))
-        torch.accelerator.set_device_index(rank)
+        torch.accelerator.set_device_index(rank) if _accel_type else None
         self.scaler = torch.amp.GradScaler(_accel_type or "cuda")
 
     def step(self, x):
