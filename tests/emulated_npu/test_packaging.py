@@ -2,6 +2,7 @@
 ascend_migrate (never a top-level package of the installed wheel)."""
 from __future__ import annotations
 
+import importlib.util
 import shutil
 import subprocess
 import sys
@@ -19,7 +20,11 @@ BUILD = "import sys; from setuptools import build_meta as b; print(getattr(b, sy
 
 @pytest.fixture(scope="module")
 def dists(tmp_path_factory) -> dict:
-    pytest.importorskip("setuptools")
+    setuptools = pytest.importorskip("setuptools")
+    release = tuple(int(x) for x in setuptools.__version__.split(".")[:2] if x.isdigit())
+    if release < (70, 1) and importlib.util.find_spec("wheel") is None:
+        pytest.skip(f"setuptools {setuptools.__version__} builds wheels only with the `wheel` package, "
+                    "which this environment does not have")
     tree = tmp_path_factory.mktemp("tree")  # a copy: building in the checkout would leave build/ behind
     for name in ("pyproject.toml", "README.md", "LICENSE"):
         if (REPO / name).exists():
