@@ -318,17 +318,10 @@ def _echo_tail(outcome: dict[str, Any], n: int = 15) -> None:
 
 def _where(exc: BaseException, root: Path) -> str:
     """' (at FILE:LINE)' for the innermost traceback frame inside the project, if any."""
-    import traceback
+    from ascend_migrate.validate.entry_worker import project_frame
 
-    root = Path(root).resolve()
-    where = ""
-    for frame in traceback.extract_tb(exc.__traceback__):
-        try:
-            rel = Path(frame.filename).resolve().relative_to(root)
-        except (ValueError, OSError):
-            continue
-        where = f" (at {rel.as_posix()}:{frame.lineno})"
-    return where
+    found = project_frame(exc, Path(root).resolve())
+    return f" (at {found})" if found else ""
 
 
 @validate_command.command(name="capture", epilog=COMMAND_OPTIONS_HELP)

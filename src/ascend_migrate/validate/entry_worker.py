@@ -34,7 +34,8 @@ def _write_error(path: Path, kind: str, message: str, where: str = "") -> None:
     path.write_text(json.dumps({"kind": kind, "message": message, "where": where}), encoding="utf-8")
 
 
-def _where(exc: BaseException, root: Path) -> str:
+def project_frame(exc: BaseException, root: Path) -> str:
+    """'FILE:LINE' of the innermost traceback frame inside `root` (resolved), or ''."""
     found = ""
     for frame in traceback.extract_tb(exc.__traceback__):
         try:
@@ -71,10 +72,10 @@ def main(argv: Optional[list[str]] = None) -> int:
     except SystemExit as exc:
         _write_error(error_file, "SystemExit",
                      f"the entry ended the program with sys.exit({exc.code!r}) before returning a result",
-                     _where(exc, root))
+                     project_frame(exc, root))
         return EXIT_EARLY
     except BaseException as exc:  # the entry raised: say what and where
-        _write_error(error_file, type(exc).__name__, f"{type(exc).__name__}: {exc}", _where(exc, root))
+        _write_error(error_file, type(exc).__name__, f"{type(exc).__name__}: {exc}", project_frame(exc, root))
         return EXIT_RAISED
     import torch
 
