@@ -575,16 +575,5 @@ def parse_command_option(text: str) -> list[str]:
         raise CommandError(f"cannot split {text!r}: {exc}") from exc
 
 
-def env_names(values: Sequence[str]) -> list[str]:
-    bad = [v for v in values if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", v)]
-    if bad:
-        raise CommandError(f"not environment variable names: {', '.join(bad)}")
-    return list(values)
-
-
-def scratch_note(argv: Sequence[str]) -> Optional[str]:
-    return "outputs went to a scratch folder ({scratch})" if any(SCRATCH in w for w in argv) else None
-
-
 __all__ = ["CommandError", "CommandRun", "CommandShape", "EditSites", "command_shape", "ddp_variant", "edit_sites",
            "is_emulated", "run_command"]
