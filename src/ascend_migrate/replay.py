@@ -31,6 +31,7 @@ from typing import Any, Optional
 import click
 
 from ascend_migrate.console import info
+from ascend_migrate.printable import printable
 
 REPLAY_SCHEMA = "ascend-migrate/replay/1"
 
@@ -314,20 +315,21 @@ def replay_command(skill_dir: Path, target: Path, device: Optional[str]) -> None
     Exit code: 0 reproduced, 1 the tree or the validation differs, 2 unusable input.
     """
     try:
-        result = replay(skill_dir, target, device, echo=info)
+        # replay.json and the tree are someone else's: what they say is shown escaped
+        result = replay(skill_dir, target, device, echo=lambda message: info(printable(message)))
     except ReplayError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {printable(exc)}", err=True)
         sys.exit(exc.exit_code)
     if not result.tree_matches:
         click.echo(f"error: the replayed tree differs from the validated one ({len(result.differences)} file(s)):",
                    err=True)
         for line in result.differences[:100]:
-            click.echo(f"  {line}", err=True)
+            click.echo(f"  {printable(line)}", err=True)
         sys.exit(1)
     click.echo(f"tree reproduced: {result.tree_sha256}")
     if result.report is not None:
         verdict = result.report["verdict"]
         click.echo(f"validation: {verdict.upper()} (report: {target / '.ascend-migrate' / 'validation-report.json'})")
         for reason in result.report.get("reasons", []):
-            click.echo(f"  - {reason}")
+            click.echo(f"  - {printable(reason)}")
         sys.exit(0 if verdict == "pass" else 1)

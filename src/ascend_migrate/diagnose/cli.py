@@ -10,6 +10,7 @@ from ascend_migrate.diagnose.engine import CONFIDENCE_RANK, Diagnoser, InputErro
 from ascend_migrate.diagnose.kb import CONFIDENCES, FAILURES_FILE, load_kb
 from ascend_migrate.diagnose.render import render_list, render_text
 from ascend_migrate.knowledge.loader import KnowledgeError
+from ascend_migrate.printable import printable
 
 EXIT_NONE, EXIT_FOUND, EXIT_USAGE = 0, 1, 2
 
@@ -82,7 +83,7 @@ def diagnose_command(logs, fmt, as_json, min_confidence, list_only, kb_path, qui
             sys.exit(EXIT_USAGE)
     if fmt != "json":
         for note in d.notes:
-            click.echo(f"note: {note}", err=True)
+            click.echo(f"note: {printable(note)}", err=True)
     floor = CONFIDENCE_RANK[min_confidence]
     matches = [m for m in d.matches() if CONFIDENCE_RANK[m.confidence] >= floor]
     if fmt == "json":
@@ -90,7 +91,7 @@ def diagnose_command(logs, fmt, as_json, min_confidence, list_only, kb_path, qui
     elif quiet:
         if matches:
             m = matches[0]
-            click.echo(f"{m.id}\t{m.confidence}\t{m.source}:{m.line_no}")
+            click.echo(f"{m.id}\t{m.confidence}\t{printable(m.source)}:{m.line_no}")
     else:
         click.echo(render_text(matches, d.sources, verbose=verbose), nl=False)
     sys.exit(EXIT_FOUND if any(m.severity == "error" for m in matches) else EXIT_NONE)

@@ -6,6 +6,7 @@ from typing import Optional
 
 from ascend_migrate.diagnose.engine import Match
 from ascend_migrate.diagnose.kb import FAMILIES, WRITTEN, KnowledgeBase, default_kb
+from ascend_migrate.printable import printable
 
 
 def _wrap(label: str, text: str, width: int = 100) -> str:
@@ -14,15 +15,17 @@ def _wrap(label: str, text: str, width: int = 100) -> str:
 
 
 def _where(m: Match, several: bool) -> str:
-    where = f"{m.source}:{m.line_no}" if several else f"line {m.line_no}"
-    extra = [f"rank {m.rank}" if m.rank is not None else "", m.timestamp or ""]
+    where = f"{printable(m.source)}:{m.line_no}" if several else f"line {m.line_no}"
+    extra = [f"rank {m.rank}" if m.rank is not None else "", printable(m.timestamp or "")]
     extra = [e for e in extra if e]
     return where + (f" ({', '.join(extra)})" if extra else "")
 
 
 def render_text(matches: list[Match], source, verbose: bool = False) -> str:
-    """The text report. It shows every field of the JSON report for each match."""
-    sources = [source] if isinstance(source, str) else list(source)
+    """The text report. It shows every field of the JSON report for each match; what comes
+    from the logs (their names, the matched line, the values read from it) is shown escaped,
+    so a log cannot send escape sequences (OSC 52 writes the clipboard) to the terminal."""
+    sources = [printable(s) for s in ([source] if isinstance(source, str) else list(source))]
     label = sources[0] if len(sources) == 1 else f"{len(sources)} logs"
     if not matches:
         return (
@@ -39,9 +42,9 @@ def render_text(matches: list[Match], source, verbose: bool = False) -> str:
         out.append(f"{mark} [{m.id}] {m.title}")
         out.append(f"    {m.severity}, confidence {m.confidence}, {m.role}, family {m.family}, category {m.category}{times}")
         out.append(f"    at:      {_where(m, several)}")
-        out.append(f"    line:    {m.line}")
+        out.append(f"    line:    {printable(m.line)}")
         if m.details:
-            out.append("    details: " + ", ".join(f"{k}={v}" for k, v in m.details.items()))
+            out.append("    details: " + ", ".join(f"{printable(k)}={printable(v)}" for k, v in m.details.items()))
         if m.decoded:
             d = m.decoded
             out.append(f"    decoded: {d['code']} = {d['module']} ({d['module_meaning']}) / {d['error']} ({d['meaning'] or '?'})")

@@ -52,7 +52,7 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
     from ascend_migrate.fix.commit import Interrupted, WriteError
     from ascend_migrate.fix.migrate import MigrateError
     from ascend_migrate.report.terminal import Progress
-    from ascend_migrate.scan.walk import display
+    from ascend_migrate.printable import printable as display  # names and messages from the tree
     from ascend_migrate.scan.engine import ConfigError
 
     if write and output:
@@ -84,7 +84,8 @@ def migrate_command(path: Path, style: str, write: bool, output: Path | None, fo
         for bar in bars.values():
             bar.close()
     if not quiet and not (write or output):
-        click.echo(result.diff(), nl=False)
+        diff = result.diff()  # byte-exact through a pipe (a patch to apply); escaped on a terminal
+        click.echo(display(diff, keep="\n\t") if sys.stdout.isatty() else diff, nl=False)
     changed = [f for f in result.files if f.new is not None]
     err = sys.stderr
     click.echo(f"{style} style: {len(result.changes)} edits in {len(changed)} files, "

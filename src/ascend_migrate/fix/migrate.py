@@ -23,6 +23,7 @@ from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import (MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify,
                                         content_key, worker_gc)
 from ascend_migrate.scan.stray_bytes import restore
+from ascend_migrate.printable import printable
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
 from ascend_migrate.fix.notebook import rewrite_notebook, verify_notebook
@@ -81,7 +82,8 @@ class MigrationResult:
                 continue
             a = f.original.decode("utf-8", errors="replace").splitlines(keepends=True)
             b = f.new.decode("utf-8", errors="replace").splitlines(keepends=True)
-            for line in difflib.unified_diff(a, b, f"a/{display(f.path)}", f"b/{display(f.path)}"):
+            name = printable(f.path)  # a line break or escape in a name would forge diff lines
+            for line in difflib.unified_diff(a, b, f"a/{name}", f"b/{name}"):
                 out.write(line if line.endswith(("\n", "\r")) else line + "\n\\ No newline at end of file\n")
         return out.getvalue()
 

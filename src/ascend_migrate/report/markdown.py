@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any, Iterable, Optional, Sequence
 
 from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.printable import printable_data
 from ascend_migrate.report.json_report import as_report, plans_to_show
 from ascend_migrate.scan.api import ScanResult
 
@@ -26,7 +27,7 @@ def to_markdown(
     result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = None, *, top: int = 10
 ) -> str:
     """The whole report as one Markdown document."""
-    report = as_report(result, kb)
+    report = printable_data(as_report(result, kb))  # names and texts from the tree, escaped
     counts = report["counts"]
     out: list[str] = ["# ascend-migrate scan report", ""]
     npu = report["torch_npu_version"] or "none"

@@ -12,6 +12,7 @@ from typing import Any, Callable, Optional, TextIO
 import click
 
 from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.printable import printable_data
 from ascend_migrate.report.json_report import as_report, plans_to_show
 from ascend_migrate.scan.api import ScanResult
 
@@ -29,7 +30,7 @@ def summary(
 ) -> str:
     """Counts, coverage, effort, then the `top` files by findings, entry points and unscanned
     files, then up to `limit` findings."""
-    report = as_report(result, kb)
+    report = printable_data(as_report(result, kb))  # names and texts from the tree, escaped
     st = _styler(color)
     counts = report["counts"]
     sev = counts["by_severity"]

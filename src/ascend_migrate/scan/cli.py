@@ -57,7 +57,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     """
     started = time.perf_counter()
     from ascend_migrate.console import detail, set_color, verbosity
-    from ascend_migrate.scan.walk import display
+    from ascend_migrate.printable import printable
 
     if not path.exists():
         raise click.BadParameter(f"{path}: no such file or directory", param_hint="PATH")
@@ -136,7 +136,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
     _emit(text, fmt, output, facts)
     detail(_detail_line(facts, result.duration_s))
     for note in internal:  # one line per file; every other file was scanned
-        click.echo(display(f"error: {note.path}: {note.reason}"), err=True)
+        click.echo(f"error: {printable(note.path)}: {printable(note.reason)}", err=True)
     sys.exit(EXIT_ERROR if internal else exit_code(result, fail_on))
 
 

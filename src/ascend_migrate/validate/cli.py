@@ -531,7 +531,8 @@ def own_files_command(path: Path) -> None:
     import os
 
     from ascend_migrate.scan.own_outputs import is_own_output
-    from ascend_migrate.scan.walk import display, walk_tree
+    from ascend_migrate.printable import printable as display  # names as a terminal can show them
+    from ascend_migrate.scan.walk import walk_tree
 
     tree = walk_tree(path, own_files=False)
     listed = [i.rel for i in tree.items if i.kind == "file" and is_own_output(path / i.rel)]
