@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Generator, Iterable, Iterator, Optional, Sequence, Union
 
+from ascend_migrate.diagnose.codes import CodeTable, decode_line, default_codes, line_details, quick_anchors
 from ascend_migrate.diagnose.kb import CONFIDENCE_RANK, KnowledgeBase, Signature, default_kb
 from ascend_migrate.diagnose.prefilter import candidate_lines
 
@@ -32,6 +33,13 @@ MAX_SIGNATURE_CHARS = 4 << 10
 REPEAT_LINE_CHARS = 2048  # longer lines are not remembered as repeats (bounded memory)
 SNIFF_BYTES = 64 << 10
 ERR_CODE_ID = "torch-npu-err-code"
+CODE_FAMILY_ID = "cann-code"
+# A CANN-looking code somewhere on a line: selects the line for the code decoder even when it
+# holds no anchor (`E89999[PID: ...] When layout is TND, ...`). Fixed width: linear.
+_CODE_SCAN = re.compile(r"E[0-9A-Z]\d{4}")
+# Within the same severity, role and confidence: a signature says more than a decoded CANN code,
+# which says more than torch_npu's ERR suffix (the layer that relayed the failure).
+SPECIFICITY = {CODE_FAMILY_ID: 1, ERR_CODE_ID: 2}
 REPEAT_CACHE = 20000  # distinct lines remembered
 ROLE_RANK = {"cause": 0, "symptom": 1}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
@@ -76,6 +84,7 @@ class Match:
     timestamp: Optional[str] = None
     details: Optional[dict[str, str]] = None
     file_index: int = 0
+    follows: tuple[str, ...] = ()  # families whose earlier match makes this one a consequence
     _ts: Optional[tuple] = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -352,8 +361,9 @@ def _index(kb: KnowledgeBase) -> _Index:
 class Diagnoser:
     """Accumulates matches over one or more logs; `matches()` returns them ranked."""
 
-    def __init__(self, kb: Optional[KnowledgeBase] = None) -> None:
+    def __init__(self, kb: Optional[KnowledgeBase] = None, codes: Optional[CodeTable] = None) -> None:
         self.kb = kb or default_kb()
+        self.codes = codes or default_codes()
         self.idx = _index(self.kb)
         self.found: dict[str, Match] = {}
         self.lines = 0
@@ -362,7 +372,8 @@ class Diagnoser:
         # a line seen before (same text) adds to the same matches: remember which
         self._repeat: dict[str, list[str]] = {}
         # ERR codes are decoded wherever they appear; make sure the prefilter sees them.
-        self._anchors = tuple(sorted(set(self.idx.anchors) | {"err0", "err9"}))
+        # Numeric runtime codes are found by the phrases that print them.
+        self._anchors = tuple(sorted(set(self.idx.anchors) | {"err0", "err9"} | set(quick_anchors())))
 
     # one log ---------------------------------------------------------------
     def feed_stream(self, stream: IO[str], source: str) -> None:
@@ -375,7 +386,7 @@ class Diagnoser:
             if kind == "window":
                 if "\x1b" in block:
                     block = _ANSI_RE.sub("", block)
-                for start, end in candidate_lines(block, self._anchors):
+                for start, end in candidate_lines(block, self._anchors, _CODE_SCAN):
                     self._match_line(block, start, end, base + 1, tail, source, file_index)
                 if last:
                     long_lines += 1
@@ -384,7 +395,7 @@ class Diagnoser:
             if "\x1b" in block:
                 block = _ANSI_RE.sub("", block)
             counted, counted_at = 0, 0
-            for start, end in candidate_lines(block, self._anchors):
+            for start, end in candidate_lines(block, self._anchors, _CODE_SCAN):
                 counted += block.count("\n", counted_at, start)
                 counted_at = start
                 self._match_line(block, start, end, base + counted + 1, tail, source, file_index)
@@ -455,7 +466,8 @@ class Diagnoser:
             on_line.append((sig, m))
         hidden = {h for sig, _ in on_line for h in sig.supersedes}
         ts_key, ts_text = None, None
-        if on_line or "err" in low:
+        decoded_codes = decode_line(line, self.codes)
+        if on_line or decoded_codes or "err" in low:
             ts_key, ts_text = _timestamp(line)
         keys: list[str] = []
         for sig, m in on_line:
@@ -496,6 +508,37 @@ class Diagnoser:
                 file_index=fi,
                 _ts=ts_key,
             )
+        for entry in decoded_codes:
+            key = f"{CODE_FAMILY_ID}:{entry['code']}"
+            keys.append(key)
+            prev = self.found.get(key)
+            if prev is not None:
+                prev.count += 1
+                if len(prev.other_lines) < 50:
+                    prev.other_lines.append(line_no)
+                continue
+            self.found[key] = Match(
+                id=CODE_FAMILY_ID,
+                title=f"{'CANN' if entry['kind'] != 'hccl' else 'HCCL'} code {entry['code']}: {entry['area']}",
+                category="device",
+                severity="error",
+                confidence="low",
+                cause=f"{entry['meaning']}. No known signature explains this line; only the code's family "
+                f"({entry['family_area']}) is certain, so treat this as where to look, not as the cause.",
+                fix=f"Check {entry['check']}.",
+                line_no=line_no,
+                line=_clip(line),
+                decoded=entry,
+                family=entry["family"],
+                role="symptom",
+                confirm=entry["confirm"],
+                source=source,
+                rank=_rank(line),
+                timestamp=ts_text,
+                details=line_details(line) or None,
+                file_index=fi,
+                _ts=ts_key,
+            )
         if not used_context and len(self._repeat) < REPEAT_CACHE and len(line) <= REPEAT_LINE_CHARS:
             self._repeat[line] = keys
 
@@ -529,16 +572,35 @@ class Diagnoser:
             id=sig.id, title=sig.title, category=sig.category, severity=sig.severity,
             confidence=sig.confidence, cause=cause, fix=fix, line_no=line_no, line=_clip(line),
             family=sig.family, role=sig.role, confirm=confirm, source=source, rank=_rank(line),
-            timestamp=ts_text, details=details, file_index=fi, _ts=ts_key,
+            timestamp=ts_text, details=details or (line_details(line) or None), file_index=fi,
+            follows=sig.follows, _ts=ts_key,
         )
 
     def matches(self) -> list[Match]:
         return rank_matches(self.found.values())
 
 
-def _cmp(a: Match, b: Match) -> int:
-    ka = (SEVERITY_RANK.get(a.severity, 3), ROLE_RANK.get(a.role, 0), -CONFIDENCE_RANK[a.confidence])
-    kb = (SEVERITY_RANK.get(b.severity, 3), ROLE_RANK.get(b.role, 0), -CONFIDENCE_RANK[b.confidence])
+def _key(m: Match, demoted: set[int]) -> tuple:
+    role = "symptom" if id(m) in demoted else m.role
+    return (SEVERITY_RANK.get(m.severity, 3), ROLE_RANK.get(role, 0), -CONFIDENCE_RANK[m.confidence],
+            SPECIFICITY.get(m.id, 0))
+
+
+def _consequences(matches: Sequence[Match]) -> set[int]:
+    """Matches that read as consequences of an earlier failure in the same log: a signature
+    that `follows` a family (host memory exhausted after a device fault) when a match of that
+    family comes first."""
+    first: dict[tuple[int, str], int] = {}
+    for m in matches:
+        if m.severity == "error" and m.id not in SPECIFICITY:
+            k = (m.file_index, m.family)
+            first[k] = min(first.get(k, m.line_no), m.line_no)
+    return {id(m) for m in matches if m.follows and any(
+        first.get((m.file_index, fam), m.line_no) < m.line_no for fam in m.follows)}
+
+
+def _cmp(a: Match, b: Match, demoted: frozenset = frozenset()) -> int:
+    ka, kb = _key(a, demoted), _key(b, demoted)
     if ka != kb:
         return -1 if ka < kb else 1
     if a.file_index == b.file_index:
@@ -555,7 +617,20 @@ def rank_matches(matches: Iterable[Match]) -> list[Match]:
     a symptom of a failure elsewhere); more certain before less; then earliest: by line within
     one log, by timestamp across logs (one per rank), else in the order the logs were given.
     """
-    return sorted(matches, key=functools.cmp_to_key(_cmp))
+    matches = list(matches)
+    demoted = frozenset(_consequences(matches))
+    return sorted(matches, key=functools.cmp_to_key(lambda a, b: _cmp(a, b, demoted)))
+
+
+def chain(matches: Iterable[Match]) -> tuple[Optional[Match], list[Match]]:
+    """The failure read as a chain: the cause (the first-ranked error) and the other errors
+    that followed from it, in the order they happened (by log, then line)."""
+    ranked = [m for m in rank_matches(matches) if m.severity == "error"]
+    if not ranked:
+        return None, []
+    cause, rest = ranked[0], ranked[1:]
+    rest.sort(key=lambda m: (m.file_index, m.line_no))
+    return cause, rest
 
 
 def diagnose_text(text: str, kb: Optional[KnowledgeBase] = None) -> list[Match]:
@@ -588,11 +663,15 @@ def report_dict(matches: list[Match], source: Union[str, Sequence[str]], n_lines
     top = ranked[0] if ranked else None
     sources = [source] if isinstance(source, str) else list(source)
     extra = {"notes": list(notes)} if notes else {}
+    cause, consequences = chain(ranked)
+    brief = lambda m: {"id": m.id, "title": m.title, "source": m.source, "line_no": m.line_no,  # noqa: E731
+                       "confidence": m.confidence, **({"details": dict(m.details)} if m.details else {})}
     return {**extra,
         "schema_version": SCHEMA_VERSION,
         "source": sources[0] if len(sources) == 1 else sources,
         "lines": n_lines,
         "primary": top.id if top else None,
+        "chain": {"cause": brief(cause) if cause else None, "consequences": [brief(m) for m in consequences]},
         "errors_found": any(m.severity == "error" for m in ranked),
         "matches": [m.to_dict() for m in ranked],
     }

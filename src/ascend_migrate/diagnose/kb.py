@@ -62,6 +62,7 @@ _SIGNATURE_FIELDS = (
     Field("patterns", (list,)),
     Field("near", required=False),
     Field("supersedes", (list,), required=False, default=[]),
+    Field("follows", (list,), required=False, default=[]),
     Field("unless", required=False),
     Field("family", choices=FAMILIES, required=False),
     Field("role", choices=ROLES, required=False, default="cause"),
@@ -95,6 +96,7 @@ class Signature:
     role: str = "cause"
     confirm: str = ""
     lookup: Optional[str] = None
+    follows: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -315,6 +317,7 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
                 role=r["role"],
                 confirm=" ".join(r["confirm"].split()),
                 lookup=r["lookup"],
+                follows=_str_list(path, f"{label}.follows", r["follows"] or []),
             )
         )
     seen = {sig.id for sig in signatures}
@@ -322,6 +325,10 @@ def load_kb(path: Path | str = FAILURES_FILE) -> KnowledgeBase:
         for other in sig.supersedes:
             if other not in seen:
                 raise KnowledgeError(path, f"{sig.id}.supersedes", f"unknown id {other!r}")
+    for sig in signatures:
+        for fam in sig.follows:
+            if fam not in FAMILIES:
+                raise KnowledgeError(path, f"{sig.id}.follows", f"unknown family {fam!r}")
     libraries = _libraries(data, path)
     for sig in signatures:
         if sig.lookup not in (None, "libraries"):

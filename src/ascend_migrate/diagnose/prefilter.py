@@ -13,7 +13,8 @@ required literals, hence an anchor, hence is selected. Lowercasing only widens t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Iterable, Iterator, Sequence
+import re
+from typing import Iterable, Iterator, Optional, Sequence
 
 try:  # Python 3.11+
     from re import _constants as _sre_c  # type: ignore[attr-defined]
@@ -103,19 +104,24 @@ def build_anchors(signatures: Sequence, declared: Iterable[str], file: Path | st
     return tuple(kept)
 
 
-def candidate_lines(block: str, anchors: Sequence[str]) -> Iterator[tuple[int, int]]:
-    """(start, end) offsets of the lines of `block` that contain an anchor, in order."""
+def candidate_lines(block: str, anchors: Sequence[str],
+                    extra: Optional["re.Pattern[str]"] = None) -> Iterator[tuple[int, int]]:
+    """(start, end) offsets of the lines of `block` that contain an anchor, or a match of
+    `extra` (a pattern for text no fixed anchor can find, such as CANN error codes), in order."""
     low = block.lower()
     if len(low) != len(block):  # a character changed length when lowercased: go line by line
         pos = 0
         for line in block.split("\n"):
             end = pos + len(line)
             ll = line.lower()
-            if any(a in ll for a in anchors):
+            if any(a in ll for a in anchors) or (extra is not None and extra.search(line)):
                 yield pos, end
             pos = end + 1
         return
     starts: set[int] = set()
+    if extra is not None:
+        for m in extra.finditer(block):
+            starts.add(block.rfind("\n", 0, m.start()) + 1)
     for a in anchors:
         i = low.find(a)
         while i != -1:
