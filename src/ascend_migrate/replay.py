@@ -16,8 +16,9 @@ Exit codes: 0 reproduced (and validated, with --device); 1 the tree or the valid
 
 A skill folder may come from someone else: every path it names (in replay.json and in
 manual.patch) is checked before anything is written: relative, no `..`, no drive, no NUL,
-and reached through real folders only, in TARGET and in SKILL_DIR alike. One bad path
-refuses the whole replay (exit 2) with TARGET untouched.
+no version-control or tool state (`.git`, `.hg`, `.ascend-migrate`, ...), and reached through
+real folders only, in TARGET and in SKILL_DIR alike. One bad path refuses the whole replay
+(exit 2) with TARGET untouched, and the message names the field.
 """
 from __future__ import annotations
 
@@ -92,7 +93,9 @@ def _no_link(root: Path, dest: Path) -> None:
 
 def check_record_paths(skill_dir: Path, target: Path, record: dict[str, Any]) -> RecordPaths:
     """Check every path in the record and in manual.patch before anything is written; a path
-    that is absolute, has `..`, a drive, a NUL or goes through a symlink raises ReplayError (2)."""
+    that is absolute, has `..`, a drive, a NUL, goes through a symlink or through version-control
+    or tool state (`.git`, `.ascend-migrate`, ...: `safe_paths.state_component`) raises
+    ReplayError (2) naming the field."""
     from ascend_migrate.patchfile import PatchError, parse_patch
     from ascend_migrate.safe_paths import UnsafePathError, check_relative, inside
 
@@ -125,6 +128,8 @@ def check_record_paths(skill_dir: Path, target: Path, record: dict[str, Any]) ->
         for fp in file_patches:
             for rel in {fp.old, fp.new} - {None}:
                 inside(target, rel, "path in manual.patch")
+        for rel in lst(info.get("files"), "manual_patch.files"):
+            check_relative(rel, "manual_patch.files")
         out = RecordPaths(patch=patch, patch_text=text)
         for rel in lst(info.get("binary_files"), "manual_patch.binary_files"):
             if not isinstance(rel, str) or not rel.startswith("files/"):

@@ -99,8 +99,9 @@ def last_change_list(tree: Path) -> Optional[Path]:
 
     tree = Path(tree)
     try:  # the pointer and the list it names are read only from real folders inside the tree
-        data = json.loads(inside(tree, LAST_RUN_POINTER.as_posix(), "run pointer").read_text(encoding="utf-8"))
-        path = inside(tree, data["changes"], "change list")
+        pointer = inside(tree, LAST_RUN_POINTER.as_posix(), "run pointer", state_ok=True)
+        data = json.loads(pointer.read_text(encoding="utf-8"))
+        path = inside(tree, data["changes"], "change list", state_ok=True)
     except (OSError, ValueError, KeyError, TypeError, UnsafePathError):
         return None
     return path if path.is_file() else None

@@ -57,6 +57,14 @@ def _destination(skill_dir: Path, relative: str) -> Path:
     parts = relative.split("/")
     if not relative or relative.startswith("/") or any(p in ("", ".", "..") for p in parts):
         raise SkillGenError(f"internal error: unsafe output path {relative!r}")
+    # A skill is copied into agents' folders and replayed elsewhere: it never carries
+    # version-control or tool state (a `files/.git/config` would configure git wherever it lands).
+    from ascend_migrate.safe_paths import UnsafePathError, check_relative
+
+    try:
+        check_relative(relative, "skill file")
+    except UnsafePathError as exc:
+        raise SkillGenError(f"refusing to write the skill: {exc}") from None
     dest = skill_dir.joinpath(*parts)
     parent = dest.parent
     probe = skill_dir
