@@ -18,7 +18,7 @@ import pytest
 from ci_gates import cache_dir, unavailable
 from click.testing import CliRunner
 
-from ascend_migrate.knowledge.coverage import available_versions, load_coverage
+from ascend_migrate.knowledge.coverage import COVERAGE_DIR, available_versions, load_coverage
 from ascend_migrate.knowledge.sync_cli import kb_group
 
 REPO = Path(__file__).resolve().parents[2]
@@ -77,9 +77,9 @@ def _sync_and_compare(version: str, wheel: Path, tmp_path: Path) -> None:
     result = CliRunner().invoke(kb_group, ["sync", "--wheel", str(wheel), "--out", str(tmp_path)])
     assert result.exit_code == 0, result.output
     produced = tmp_path / f"torch_npu-{version}.json"
-    committed = load_coverage(version).path
+    committed = load_coverage(version, COVERAGE_DIR).path  # the packaged file, not a user's sync
     assert produced.read_bytes() == committed.read_bytes(), (
-        f"{committed.name} is stale: run `ascend-migrate kb sync --wheel {wheel}`"
+        f"{committed.name} is stale: run `ascend-migrate kb sync --wheel {wheel} --out {committed.parent} --force`"
     )
 
 

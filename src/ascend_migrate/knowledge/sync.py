@@ -18,10 +18,13 @@ not). Anything that cannot be determined is recorded as missing with a reason, n
 from __future__ import annotations
 
 import ast
+import errno
 import hashlib
 import io
 import json
+import os
 import re
+import tempfile
 import zipfile
 from dataclasses import dataclass, field
 from email.parser import HeaderParser
@@ -994,18 +997,80 @@ def coverage_filename(version: str) -> str:
     return f"torch_npu-{safe}.json"
 
 
+class ReleaseExists(SyncError):
+    """The release has coverage already; replacing it needs `force` (`kb sync --force`)."""
+
+
+def destination(version: str, out_dir: Optional[Path] = None, *, force: bool = False) -> Path:
+    """Where the coverage of `version` is written: `out_dir`, else the user's data folder;
+    never the installed package. Without `force`, ReleaseExists when that file exists or (for
+    the user's folder, which the loader reads first) the package ships that release: a synced
+    file would silently stand in for it in every later scan."""
+    from ascend_migrate.knowledge.coverage import COVERAGE_DIR
+    from ascend_migrate.knowledge.user_data import user_coverage_dir
+
+    name = coverage_filename(version)
+    path = (Path(out_dir) if out_dir is not None else user_coverage_dir()) / name
+    if force:
+        return path
+    existing = [p for p in (path, None if out_dir is not None else COVERAGE_DIR / name) if p and p.exists()]
+    if existing:
+        where = "; ".join(f"{p} ({'packaged' if p.parent == COVERAGE_DIR else 'exists'})" for p in existing)
+        raise ReleaseExists(f"torch_npu {version} has coverage already: {where}. Nothing was written; "
+                            f"pass --force to write {path}" + (" (read before the packaged knowledge)"
+                                                                  if out_dir is None else ""))
+    return path
+
+
+def write_atomic(path: Path, text: str, *, force: bool) -> None:
+    """Write `text` to `path` whole or not at all: a temporary file in the same folder, synced,
+    then renamed over (`force`) or hard-linked into place (fails if the file appeared meanwhile).
+    A crash or a full disk leaves the previous file as it was, never a half-written one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=str(path.parent))
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(text.encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o644)
+        if force:
+            os.replace(tmp, path)
+        else:
+            try:
+                os.link(tmp, path)
+            except FileExistsError:
+                raise ReleaseExists(f"{path}: appeared meanwhile; nothing was written (pass --force to replace it)") \
+                    from None
+            except OSError as exc:
+                if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+                    raise
+                try:  # no hard links on this file system: an exclusive create is race-free too
+                    with open(path, "xb") as handle:
+                        handle.write(text.encode("utf-8"))
+                        handle.flush()
+                        os.fsync(handle.fileno())
+                except FileExistsError:
+                    raise ReleaseExists(f"{path}: appeared meanwhile; nothing was written") from None
+    finally:
+        try:
+            tmp.unlink()
+        except FileNotFoundError:
+            pass
+
+
 def sync(
     wheel: Optional[Path] = None,
     site_packages: Optional[Path] = None,
     out_dir: Optional[Path] = None,
+    force: bool = False,
 ) -> tuple[Path, dict[str, Any]]:
-    """Read one distribution and write its coverage file into `out_dir`; return (path, doc)."""
-    from ascend_migrate.knowledge.coverage import COVERAGE_DIR
-
+    """Read one distribution and write its coverage file into `out_dir` (default: the user's
+    data folder, never the installed package); return (path, doc). ReleaseExists without
+    `force` when the release has coverage already (see `destination`)."""
     tree = open_tree(wheel=wheel, site_packages=site_packages)
     doc = build_coverage(tree)
-    target_dir = Path(out_dir) if out_dir is not None else COVERAGE_DIR
-    target_dir.mkdir(parents=True, exist_ok=True)
-    path = target_dir / coverage_filename(doc["torch_npu_version"])
-    path.write_bytes(render(doc).encode("utf-8"))
+    path = destination(doc["torch_npu_version"], out_dir, force=force)
+    write_atomic(path, render(doc), force=force)
     return path, doc

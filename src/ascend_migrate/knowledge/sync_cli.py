@@ -5,6 +5,10 @@
     ascend-migrate kb versions                                     releases with coverage
     ascend-migrate kb show 2.1.0                                   what transfer_to_npu covers there
     ascend-migrate kb diff 2.1.0.post10 2.13.0                     what changed between two releases
+
+`kb sync` never writes into the installed package: it writes to the user's data folder
+(`knowledge.user_data`, read before the packaged coverage) or to `--out`, atomically; a release
+that has coverage already is replaced only with `--force`.
 """
 from __future__ import annotations
 
@@ -16,13 +20,26 @@ from typing import Optional
 import click
 
 from ascend_migrate.knowledge.coverage import (
-    COVERAGE_DIR,
     available_versions,
+    coverage_file,
     diff_coverage,
+    is_user_file,
     load_coverage,
 )
 from ascend_migrate.knowledge.loader import KnowledgeError
-from ascend_migrate.knowledge.sync import RefusedInput, SyncError, build_coverage, coverage_filename, open_tree, render
+from ascend_migrate.knowledge.sync import (
+    RefusedInput,
+    SyncError,
+    build_coverage,
+    coverage_filename,
+    destination,
+    open_tree,
+    render,
+    write_atomic,
+)
+from ascend_migrate.knowledge.user_data import user_coverage_dir
+
+READ_FIRST = "the user's data folder, read before the packaged knowledge"
 
 
 @click.group(name="kb")
@@ -36,13 +53,19 @@ def kb_group() -> None:
 @click.option("--site-packages", "site_packages", type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="A site-packages directory with torch_npu installed (or the torch_npu directory).")
 @click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory for the coverage file (default: the packaged knowledge base).")
+              help="Directory for the coverage file (default: the user's data folder, "
+                   "$XDG_DATA_HOME/ascend-migrate/coverage, which scans read before the packaged knowledge).")
+@click.option("--force", is_flag=True, help="Replace the coverage of a release that has one already.")
 @click.option("--check", is_flag=True,
               help="Do not write; exit 1 if the existing coverage file differs from what the sources say.")
 @click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
 def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: Optional[Path],
-                 check: bool, as_json: bool) -> None:
-    """Read a torch_npu release (never importing it) and write its coverage file."""
+                 force: bool, check: bool, as_json: bool) -> None:
+    """Read a torch_npu release (never importing it) and write its coverage file.
+
+    The installed package is never written: the file goes to the user's data folder (read
+    before the packaged knowledge) or to --out. A release that has coverage already, packaged
+    or synced, is replaced only with --force."""
     if (wheel is None) == (site_packages is None):
         raise click.UsageError("give exactly one of --wheel FILE or --site-packages DIR")
     try:
@@ -55,9 +78,10 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
     except SyncError as exc:
         raise click.ClickException(str(exc)) from exc
     text = render(doc)
-    target_dir = out_dir if out_dir is not None else COVERAGE_DIR
-    path = target_dir / coverage_filename(doc["torch_npu_version"])
-    if check:
+    version = doc["torch_npu_version"]
+    if check:  # against the file scans read (or the one in --out)
+        path = (out_dir / coverage_filename(version) if out_dir is not None
+                else coverage_file(version) or user_coverage_dir() / coverage_filename(version))
         old = path.read_text(encoding="utf-8") if path.is_file() else ""
         if old == text:
             click.echo(f"{path}: up to date")
@@ -65,8 +89,14 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
         diff = difflib.unified_diff(old.splitlines(True), text.splitlines(True), str(path), "sources", n=1)
         click.echo("".join(list(diff)[:200]), err=True)
         raise SystemExit(1)
-    target_dir.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(text.encode("utf-8"))
+    try:
+        path = destination(version, out_dir, force=force)
+        write_atomic(path, text, force=force)
+    except SyncError as exc:
+        raise click.ClickException(str(exc)) from exc
+    except OSError as exc:
+        raise click.ClickException(f"{out_dir or user_coverage_dir()}: cannot write the coverage file: "
+                                   f"{exc.strerror or exc}; nothing was written") from exc
     t = doc["transfer_to_npu"]
 
     def count(key: str) -> Optional[int]:
@@ -74,6 +104,7 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
 
     summary = {
         "path": str(path),
+        "read_first": out_dir is None,
         "torch_npu_version": doc["torch_npu_version"],
         "torch_functions": count("torch_functions"),
         "tensor_methods": count("tensor_methods"),
@@ -86,7 +117,7 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
         return
-    click.echo(f"wrote {path}")
+    click.echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
     for key in ("torch_functions", "tensor_methods", "module_methods", "cuda_functions", "npu_all",
                 "distributed_patches"):
         click.echo(f"  {key:20} {summary[key] if summary[key] is not None else 'not found'}")
@@ -106,13 +137,16 @@ def versions_command(as_json: bool) -> None:
         except KnowledgeError as exc:
             rows.append({"version": version, "error": str(exc)})
             continue
-        rows.append({"version": version, "filename": cov.source.get("filename"), "sha256": cov.source.get("sha256")})
+        rows.append({"version": version, "filename": cov.source.get("filename"), "sha256": cov.source.get("sha256"),
+                     "path": str(cov.path), "user": is_user_file(cov.path)})
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
         tail = row.get("error") or f"{row['filename'] or '(installed tree)'}"
-        click.echo(f"{row['version']:16} {tail}")
+        click.echo(f"{row['version']:16} {tail}" + ("  [synced by you]" if row.get("user") else ""))
+    if any(row.get("user") for row in rows):
+        click.echo(f"[synced by you]: from {user_coverage_dir()} ({READ_FIRST})")
 
 
 def _fmt(names) -> str:
@@ -137,6 +171,8 @@ def show_command(version: Optional[str], as_json: bool) -> None:
         click.echo(f"(using coverage of torch_npu {cov.version} for {version})")
     src = cov.source
     click.echo(f"torch_npu {cov.version}  from {src.get('filename') or src.get('kind')}")
+    if is_user_file(cov.path):
+        click.echo(f"coverage file:              {cov.path} ({READ_FIRST})")
     click.echo(f"torch.* rewritten:          {_fmt(cov.torch_functions)}")
     click.echo(f"torch.Tensor.* rewritten:   {_fmt(cov.tensor_methods)}")
     click.echo(f"torch.nn.Module.* rewritten: {_fmt(cov.module_methods)}")

@@ -24,6 +24,7 @@ from typing import Any, Callable, Iterable, Optional
 from ascend_migrate import __version__
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message, load_knowledge
 from ascend_migrate.knowledge.loader import DATA_DIR
+from ascend_migrate.knowledge.user_data import user_coverage_files
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
@@ -446,6 +447,9 @@ def _kb_digest() -> str:
         if path.suffix in (".yaml", ".json") and path.is_file():
             h.update(path.name.encode())
             h.update(path.read_bytes())
+    for path in user_coverage_files():  # releases the user synced stand in for packaged ones
+        h.update(b"user:" + path.name.encode())
+        h.update(path.read_bytes())
     for module in ("python_ast.py", "text_scanners.py", "engine.py", "config_kinds.py", "stray_bytes.py",
                    "entries.py", "prefilter.py"):
         h.update((Path(__file__).parent / module).read_bytes())

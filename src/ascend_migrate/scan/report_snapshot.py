@@ -209,11 +209,14 @@ def _config_exclude(root: Path, config: Optional[Path]) -> tuple[str, ...]:
 
 
 def options_key(path: Path, options: dict[str, Any]) -> str:
-    """Which snapshot file belongs to this scan: the tree, where it is asked from, the options
-    and the build."""
+    """Which snapshot file belongs to this scan: the tree, where it is asked from, the options,
+    the build and the coverage files the user synced (`knowledge.user_data`)."""
+    from ascend_migrate.knowledge.user_data import user_coverage_listing
+
     material = json.dumps({
         "format": SNAPSHOT_FORMAT, "tool": tool_digest(), "path": str(path),
         "resolved": str(path.resolve()), "cwd": os.getcwd(), "options": options,
+        "user_coverage": user_coverage_listing(),  # a release synced since changes the report
     }, sort_keys=True, default=str, ensure_ascii=True)
     return hashlib.blake2b(material.encode("ascii"), digest_size=16).hexdigest()
 

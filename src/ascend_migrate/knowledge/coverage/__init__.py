@@ -1,7 +1,9 @@
 """What each torch_npu release covers: the coverage files and the queries over them.
 
 One JSON file per torch_npu version (`torch_npu-<version>.json` beside this module), written
-by `ascend-migrate kb sync` from the release's own sources. Consumers ask questions through
+by `ascend-migrate kb sync` from the release's own sources. Releases a user synced live in the
+user's data folder (`knowledge.user_data`), which is read first: a file there stands in for
+the packaged one of the same version. Consumers ask questions through
 `Coverage` rather than reading the JSON:
 
     cov = load_coverage("2.1.0")          # newest shipped 2.1.0 build; None = newest overall
@@ -32,7 +34,9 @@ __all__ = [
     "Overlay",
     "Patch",
     "available_versions",
+    "coverage_file",
     "diff_coverage",
+    "is_user_file",
     "load_coverage",
     "newest_version",
     "parse_version",
@@ -316,11 +320,30 @@ _ROUTES: dict[str, tuple[str, ...]] = {
 
 
 def _files(directory: Optional[Path]) -> dict[str, Path]:
+    """{version: file}; with no `directory`, the packaged files overlaid by the user's own
+    (`knowledge.user_data`), so a release the user synced is the one used."""
+    from ascend_migrate.knowledge.user_data import user_coverage_files
+
     base = Path(directory) if directory is not None else COVERAGE_DIR
+    paths = sorted(base.glob("torch_npu-*.json"))
+    if directory is None:
+        paths += user_coverage_files()
     out: dict[str, Path] = {}
-    for path in sorted(base.glob("torch_npu-*.json")):
+    for path in paths:
         out[path.name[len("torch_npu-"):-len(".json")]] = path
     return out
+
+
+def is_user_file(path: Path | str) -> bool:
+    """Whether a coverage file comes from the user's data folder rather than the package."""
+    from ascend_migrate.knowledge.user_data import user_coverage_dir
+
+    return Path(path).parent == user_coverage_dir()
+
+
+def coverage_file(version: str, directory: Optional[Path] = None) -> Optional[Path]:
+    """The file the loader reads for exactly `version` (no resolving), or None."""
+    return _files(directory).get(version)
 
 
 def available_versions(directory: Optional[Path] = None) -> list[str]:
