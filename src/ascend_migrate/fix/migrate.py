@@ -455,22 +455,41 @@ def _stage_copy(root: Path, output: Path, result: MigrationResult, txn: Transact
                 src = Path(dirpath) / name
                 if is_regular_file(src):
                     txn.stage_copy(src, output / src.relative_to(root))
+    copied = {i.rel for i in tree.items if i.kind == "file"} | set(tree.dirs)
     for item in tree.items:
         dest = output / item.rel
         if item.kind == "link":
-            txn.stage_link(dest, _relative_link(root, item))
+            link, why_not = _link_in_copy(root, item, copied, tree.excluded_dirs)
+            if link is None:
+                result.notes.append(f"{item.rel}: {why_not}")
+                continue
+            txn.stage_link(dest, link)
         else:
             txn.stage_copy(root / item.rel, dest)
     if not tree.items:
         txn._mkdirs(output)
 
 
-def _relative_link(root: Path, item) -> str:
-    """The link text to recreate: relative links as they are, absolute ones made relative."""
-    if not os.path.isabs(item.link):
-        return item.link
-    target = os.path.realpath(root / item.rel)
-    return os.path.relpath(target, os.path.dirname(os.path.realpath(root) + "/" + item.rel))
+def _link_in_copy(root: Path, item, copied: set[str], excluded_dirs: Iterable[str]) -> tuple[Optional[str], str]:
+    """The text of `item`'s link in the copy, or (None, why it is left out).
+
+    The walker keeps a link whose real target is inside the tree, but its text may still leave
+    the tree and come back by name (`c.py -> ../tr/src/a.py` in `tr/`) or be absolute: copied
+    as it is, it would point at the original checkout, so running or editing the port would run
+    or edit unported source. Such a link is rewritten to the relative path of its real target
+    within the tree; a link whose text only goes down (no `..`, not absolute) keeps its text,
+    since each step stays in the copy. A target the copy does not hold (a skipped folder such as
+    `.git`, an unreadable file) is not linked at all."""
+    target = os.path.realpath(os.path.join(root, item.rel))
+    target_rel = Path(os.path.relpath(target, os.path.realpath(root))).as_posix()
+    target_rel = "" if target_rel == "." else target_rel
+    held = target_rel in copied or any(target_rel == d or target_rel.startswith(d + "/") for d in excluded_dirs)
+    if not held:
+        return None, f"symlink to {target_rel}, which is not copied: not recreated"
+    if not os.path.isabs(item.link) and ".." not in Path(item.link).parts:
+        return item.link, ""
+    link_dir = os.path.dirname(item.rel) or "."
+    return Path(os.path.relpath(target_rel or ".", link_dir)).as_posix(), ""
 
 
 def _change_paths(path: Path) -> tuple[Path, Path]:
