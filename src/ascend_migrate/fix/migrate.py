@@ -23,6 +23,7 @@ from ascend_migrate.scan.api import scan
 from ascend_migrate.scan.engine import (MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify,
                                         content_key, worker_gc)
 from ascend_migrate.scan.stray_bytes import restore
+from ascend_migrate.report.csv_report import spreadsheet_cell
 from ascend_migrate.printable import printable
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
@@ -243,8 +244,8 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
         reuse = task.analysis is not None and task.analysis[0] == content_key(data)
         rewritten = rewrite_python(kb, rel, text, file_opts, coverage,
                                    findings=list(task.analysis[1]) if reuse else None)
-    elif job.kind == "notebook":
-        text = data.decode("utf-8", errors="surrogateescape")
+    elif job.kind == "notebook":  # a byte order mark is set aside and written back (bom below)
+        text = data.decode("utf-8", errors="surrogateescape").removeprefix("\ufeff")
         rewritten = rewrite_notebook(kb, rel, text, file_opts, coverage)
     else:
         text = data.decode("utf-8", errors="surrogateescape")
@@ -265,8 +266,11 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
     if outcome.error:  # the file stays as it was: manual items keep their lines
         outcome.manual = [replace(c, new_line=c.start_line) for c in outcome.manual]
     elif rewritten.text != text:
+        bom = data.startswith(b"\xef\xbb\xbf")
         if job.kind == "python":
-            outcome.new = _encode(restore(rewritten.text), _source_encoding(data), data.startswith(b"\xef\xbb\xbf"))
+            outcome.new = _encode(restore(rewritten.text), _source_encoding(data), bom)
+        elif job.kind == "notebook":
+            outcome.new = (b"\xef\xbb\xbf" if bom else b"") + rewritten.text.encode("utf-8", errors="surrogateescape")
         else:
             outcome.new = rewritten.text.encode("utf-8", errors="surrogateescape")
     return outcome, notes
@@ -507,8 +511,8 @@ def change_list_bytes(result: MigrationResult) -> tuple[bytes, bytes]:
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(["file", "start_line", "end_line", "rule", "operation", "message", "safety", "new_line"])
     for r in rows:
-        writer.writerow([r["file"], r["start_line"], r["end_line"], r["rule"], r["operation"], r["message"], r["safety"],
-                         r["new_line"] or ""])
+        writer.writerow([spreadsheet_cell(v) for v in (r["file"], r["start_line"], r["end_line"], r["rule"],
+                                                       r["operation"], r["message"], r["safety"], r["new_line"] or "")])
     return (json.dumps(payload, indent=2) + "\n").encode("utf-8"), buf.getvalue().encode("utf-8")
 
 

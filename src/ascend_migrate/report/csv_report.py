@@ -1,7 +1,8 @@
 """CSV scan report: one row per finding, for spreadsheet-based migration tracking.
 
 Positions are those of the JSON report: `line`/`end_line` 1-based, `col`/`end_col` 0-based.
-Quoting is the csv module's (fields with commas, quotes or newlines are quoted).
+Quoting is the csv module's (fields with commas, quotes or newlines are quoted). A text cell
+that a spreadsheet would read as a formula (`spreadsheet_cell`) gets a leading apostrophe.
 """
 from __future__ import annotations
 
@@ -17,6 +18,20 @@ COLUMNS = ("path", "line", "col", "end_line", "end_col", "rule", "name", "catego
            "confidence", "transfer", "effort", "symbol", "message")
 
 
+# A spreadsheet evaluates a cell starting with these (tab and CR too, which some tools strip
+# before looking): a file named `=HYPERLINK(...).py` would run as a formula when opened.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def spreadsheet_cell(value: Any) -> Any:
+    """`value` as a CSV cell no spreadsheet evaluates: text starting like a formula gets the
+    leading apostrophe Excel, LibreOffice and Sheets read as "this is text"; everything else,
+    numbers included, is unchanged."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
+
+
 def to_csv(result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = None) -> str:
     """Header row plus one row per finding, in report order (path, line, column)."""
     report = as_report(result, kb)
@@ -24,5 +39,5 @@ def to_csv(result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = 
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(COLUMNS)
     for f in report["findings"]:
-        writer.writerow([f[c] for c in COLUMNS])
+        writer.writerow([spreadsheet_cell(f[c]) for c in COLUMNS])
     return buf.getvalue()

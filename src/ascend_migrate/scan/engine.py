@@ -293,6 +293,7 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     # surrogate escapes keep one character per undecodable byte: columns match the migrator's
     text = data.decode("utf-8", errors="replace" if job.kind == "notebook" else "surrogateescape")
     if job.kind == "notebook":
+        text = text.removeprefix("\ufeff")  # a byte order mark some editors save: still a notebook
         try:
             cells = ts.notebook_code_cells(text)
         except (ValueError, json.JSONDecodeError) as exc:
