@@ -107,7 +107,8 @@ def load_codes(path: Path | str = CODES_FILE) -> CodeTable:
             raise KnowledgeError(path, f"prefixed.{key}", "key must be one character, 0-9 or A-Z")
         prefixed[key] = _family(rec, path, f"prefixed.{key}")
         for code, entry in _singles(rec, path, f"prefixed.{key}").items():
-            if not re.fullmatch(rf"E{key}\d{{4}}", str(code)):
+            code = str(code)
+            if not (len(code) == 6 and code[:2] == f"E{key}" and code[2:].isdigit()):
                 raise KnowledgeError(path, f"prefixed.{key}.codes.{code}", f"expected E{key} and four digits")
             singles[str(code)] = entry
     numeric = []

@@ -508,7 +508,8 @@ class Diagnoser:
                 file_index=fi,
                 _ts=ts_key,
             )
-        for entry in decoded_codes:
+        # A line a signature explains needs no family answer (it would only repeat the layer).
+        for entry in (decoded_codes if not [k for k in keys if not k.startswith(ERR_CODE_ID)] else ()):
             key = f"{CODE_FAMILY_ID}:{entry['code']}"
             keys.append(key)
             prev = self.found.get(key)
@@ -519,11 +520,12 @@ class Diagnoser:
                 continue
             self.found[key] = Match(
                 id=CODE_FAMILY_ID,
-                title=f"{'CANN' if entry['kind'] != 'hccl' else 'HCCL'} code {entry['code']}: {entry['area']}",
+                title=(f"{entry['area']} (HCCL error code {entry['code'].split()[-1]})" if entry["kind"] == "hccl"
+                       else f"CANN code {entry['code']}: {entry['area']}"),
                 category="device",
                 severity="error",
                 confidence="low",
-                cause=f"{entry['meaning']}. No known signature explains this line; only the code's family "
+                cause=f"{entry['meaning'][:1].upper()}{entry['meaning'][1:]}. No known signature explains this line; only the code's family "
                 f"({entry['family_area']}) is certain, so treat this as where to look, not as the cause.",
                 fix=f"Check {entry['check']}.",
                 line_no=line_no,

@@ -4,7 +4,7 @@ from __future__ import annotations
 import textwrap
 from typing import Optional
 
-from ascend_migrate.diagnose.engine import Match
+from ascend_migrate.diagnose.engine import Match, chain
 from ascend_migrate.diagnose.kb import FAMILIES, WRITTEN, KnowledgeBase, default_kb
 from ascend_migrate.printable import printable
 
@@ -36,6 +36,7 @@ def render_text(matches: list[Match], source, verbose: bool = False) -> str:
     errors = sum(1 for m in matches if m.severity == "error")
     out = [f"{label}: {len(matches)} known issue(s), {errors} error(s); most likely root cause first, marked '*'.", ""]
     several = len(sources) > 1
+    out += render_chain(matches, several)
     for i, m in enumerate(matches):
         mark = "*" if i == 0 and m.severity == "error" else "-"
         times = f", {m.count}x" if m.count > 1 else ""
@@ -47,7 +48,10 @@ def render_text(matches: list[Match], source, verbose: bool = False) -> str:
             out.append("    details: " + ", ".join(f"{printable(k)}={printable(v)}" for k, v in m.details.items()))
         if m.decoded:
             d = m.decoded
-            out.append(f"    decoded: {d['code']} = {d['module']} ({d['module_meaning']}) / {d['error']} ({d['meaning'] or '?'})")
+            if "module" in d:  # torch_npu ERR<mm><ccc>
+                out.append(f"    decoded: {d['code']} = {d['module']} ({d['module_meaning']}) / {d['error']} ({d['meaning'] or '?'})")
+            else:  # a CANN / runtime / HCCL code decoded by family
+                out.append(f"    decoded: {d['code']} = {d['family_area']} / {d['area']}")
         out.append(_wrap("cause:   ", m.cause))
         out.append(_wrap("fix:     ", m.fix))
         if m.confirm:
@@ -56,6 +60,29 @@ def render_text(matches: list[Match], source, verbose: bool = False) -> str:
             out.append("    also at lines: " + ", ".join(str(n) for n in m.other_lines))
         out.append("")
     return "\n".join(out)
+
+
+def render_chain(matches: list[Match], several: bool = False) -> list[str]:
+    """The failure as a chain: the cause, what followed from it, and the command that confirms
+    the cause. Several errors in one log are usually one failure seen from several layers (a
+    device fault, the runtime call that noticed it, the framework error that relayed it); the
+    user should act on the cause only."""
+    cause, consequences = chain(matches)
+    if cause is None:
+        return []
+    def one(m: Match) -> str:
+        extra = ", ".join(f"{k}={v}" for k, v in (m.details or {}).items() if k in ("operator", "dtype", "shape", "device"))
+        return f"[{m.id}] {_where(m, several)}: {m.title}" + (f" ({extra})" if extra else "")
+    out = ["Chain (cause first, then what followed from it):", f"  cause:        {one(cause)}"]
+    if cause.confidence == "low":
+        out.append("                (low confidence: only the layer that failed is known; read the lines above it)")
+    out += [f"  consequence:  {one(m)}" for m in consequences[:12]]
+    if len(consequences) > 12:
+        out.append(f"  ... and {len(consequences) - 12} more")
+    if cause.confirm:
+        out.append(f"  confirm the cause before changing anything: {cause.confirm}")
+    out.append("")
+    return out
 
 
 def render_list(kb: Optional[KnowledgeBase] = None) -> str:
@@ -129,5 +156,26 @@ def render_reference(kb: Optional[KnowledgeBase] = None) -> str:
         f"| {k} | {v.name} | {_cell(v.meaning)} | {_cell(v.fix)} |"
         for k, v in sorted(kb.err_codes.items())
     ]
+    out += _code_families()
     out.append("")
     return "\n".join(out)
+
+
+def _code_families() -> list[str]:
+    """The CANN / runtime / HCCL code families (knowledge/error_codes.yaml) as tables: what
+    `diagnose` answers, at low confidence, for a code no signature explains."""
+    from ascend_migrate.diagnose.codes import default_codes
+
+    t = default_codes()
+    out = ["", "## CANN, runtime and HCCL codes by family", "",
+           "A line whose code no signature explains is answered with the code's family (low",
+           "confidence): where to look, and one command to run.", "",
+           "| code | family | area | what to check |", "|---|---|---|---|"]
+    out += [f"| `E{k}....` | {f.family} | {_cell(f.area)} | {_cell(f.check)} |" for k, f in sorted(t.prefixed.items())]
+    out += [f"| {low}-{high} | {f.family} | {_cell(f.area)} | {_cell(f.check)} |" for low, high, f, _ in t.numeric]
+    singles = sorted(t.prefixed_codes.items()) + [(str(c), e) for _, _, _, cs in t.numeric for c, e in sorted(cs.items())]
+    out += ["", "| code | area | meaning |", "|---|---|---|"]
+    out += [f"| {c} | {_cell(e['area'])} | {_cell(e['meaning'])} |" for c, e in singles]
+    out += ["", "| HCCL error code | name | meaning |", "|---|---|---|"]
+    out += [f"| {n} | {r['name']} | {_cell(r['meaning'])} |" for n, r in sorted(t.hccl_results.items())]
+    return out
