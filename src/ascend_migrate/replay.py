@@ -153,6 +153,38 @@ def check_record_paths(skill_dir: Path, target: Path, record: dict[str, Any]) ->
     return out
 
 
+def check_validation_options(vopts: Any) -> None:
+    """Refuse recorded validation options outside what `validate run` accepts, before anything
+    is written or run: the DDP steps and timeout in the CLI's ranges, and no recorded torchrun
+    command starting more processes than the thresholds' `ddp.nproc` may (a shared skill asking
+    for thousands would fork them on the replaying host)."""
+    from ascend_migrate.validate.command import CommandError, command_shape
+    from ascend_migrate.validate.thresholds import DDP_NPROC, DDP_STEPS, DDP_TIMEOUT_S
+
+    if vopts is None:
+        return
+    if not isinstance(vopts, dict):
+        raise ReplayError("replay.json: validation.options is not a mapping")
+    for key, (low, high), kinds in (("ddp_steps", DDP_STEPS, (int,)), ("ddp_timeout_s", DDP_TIMEOUT_S, (int, float))):
+        value = vopts.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+            raise ReplayError(f"replay.json: validation.options.{key} {value!r}: not a number in {low}..{high} "
+                              "(the range `validate run` accepts)")
+    for key in ("command", "ddp_command"):
+        words = vopts.get(key)
+        if not isinstance(words, list) or not words or not all(isinstance(w, str) for w in words):
+            continue  # checked when the command is used (`_replay_command`)
+        try:
+            nproc = command_shape(words).nproc
+        except CommandError:
+            continue
+        if nproc > DDP_NPROC[1]:
+            raise ReplayError(f"replay.json: validation.options.{key} starts {nproc} processes; at most "
+                              f"{DDP_NPROC[1]} are run")
+
+
 def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
            echo=lambda message: None) -> ReplayResult:
     from ascend_migrate.fix.api import migrate
@@ -164,6 +196,9 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     if not target.is_dir():
         raise ReplayError(f"{target}: not a folder; check out the unported project there first")
     paths = check_record_paths(skill_dir, target, record)
+    if device:  # a skill whose validation settings will be refused is refused before any write
+        check_validation_options((record.get("validation") or {}).get("options"))
+        _skill_thresholds(skill_dir, record)
     options = record["migrate"]["options"]
     entry = record.get("entry") or {}
     if entry.get("unported_file") and entry.get("path"):
@@ -216,11 +251,25 @@ def replay(skill_dir: Path, target: Path, device: Optional[str] = None,
     return out
 
 
+def _skill_thresholds(skill_dir: Path, record: dict[str, Any]) -> Any:
+    """The thresholds the port passed (stored in the skill), or the defaults; a file that is
+    missing or out of bounds (`validate.thresholds.load_thresholds`) raises ReplayError."""
+    from ascend_migrate.knowledge.loader import KnowledgeError
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    stored = (record.get("validation") or {}).get("thresholds_file")
+    if stored and not (skill_dir / stored).is_file():
+        raise ReplayError(f"{skill_dir / stored}: missing; the port was validated with these thresholds")
+    try:
+        return load_thresholds(str(skill_dir / stored)) if stored else load_thresholds()
+    except KnowledgeError as exc:
+        raise ReplayError(f"replay.json: validation.thresholds_file cannot be used: {exc}") from None
+
+
 def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str, echo) -> dict[str, Any]:
     from ascend_migrate.validate.devices import parse_device
     from ascend_migrate.validate.report import to_json, to_markdown
     from ascend_migrate.validate.runner import ValidateOptions, validate_project
-    from ascend_migrate.validate.thresholds import load_thresholds
 
     golden_rel = (record.get("golden") or {}).get("file")
     if not golden_rel or not (skill_dir / golden_rel).is_file():
@@ -230,9 +279,7 @@ def _validate(skill_dir: Path, target: Path, record: dict[str, Any], device: str
     validation = record.get("validation") or {}
     vopts = validation.get("options") or {}
     stored = validation.get("thresholds_file")  # the thresholds the port passed, kept in the skill
-    if stored and not (skill_dir / stored).is_file():
-        raise ReplayError(f"{skill_dir / stored}: missing; the port was validated with these thresholds")
-    thresholds = load_thresholds(str(skill_dir / stored)) if stored else load_thresholds()
+    thresholds = _skill_thresholds(skill_dir, record)
     device = parse_device(device)
     echo(f"4/4 validate on {device} against {golden_rel}")
     opts = ValidateOptions(device=device, golden=skill_dir / golden_rel, entry=vopts.get("entry"),

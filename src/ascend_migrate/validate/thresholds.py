@@ -29,6 +29,14 @@ _ALIASES = {
 # lower precision wins when golden and target differ
 _RANK = {"fp32": 0, "fp16": 1, "bf16": 2}
 
+# Ranges of the DDP smoke test's settings, whichever way they arrive: `validate run --ddp-steps /
+# --ddp-timeout` (the same ranges), a thresholds file, or a shared model skill replayed on
+# someone else's host, where an unbounded value would start thousands of processes or hold the
+# host for days. nproc: one process per device of one host (16 at most on current NPU servers).
+DDP_NPROC = (2, 16)
+DDP_STEPS = (1, 1000)
+DDP_TIMEOUT_S = (1, 7200)
+
 
 def normalize_dtype(name: Optional[str]) -> Optional[str]:
     """Map 'torch.bfloat16', 'bfloat16', 'bf16', ... to a thresholds key; None if not a float type."""
@@ -188,8 +196,9 @@ def load_thresholds(path: Path | str = THRESHOLDS_FILE) -> Thresholds:
     loss = _per_dtype(path, top["loss"], "loss", _LOSS_FIELDS, LossTolerance)
     ddp = check_record(top["ddp"], _DDP_FIELDS, path, "ddp")
     _non_negative(path, "ddp", ddp)
-    if ddp["nproc"] < 2:
-        raise KnowledgeError(path, "ddp.nproc", "must be at least 2")
+    for key, (low, high) in (("nproc", DDP_NPROC), ("steps", DDP_STEPS), ("timeout_s", DDP_TIMEOUT_S)):
+        if not low <= ddp[key] <= high:
+            raise KnowledgeError(path, f"ddp.{key}", f"{ddp[key]!r} is outside {low}..{high}")
     dl = check_record(top["dataloader"], (Field("max_literal_workers", (int,)),), path, "dataloader")
     return Thresholds(
         source=str(path),
