@@ -18,6 +18,12 @@ HAS_TORCH = importlib.util.find_spec("torch") is not None
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "needs_torch: runs torch (skipped where torch is not installed)")
+    # Coverage a person synced (`kb sync`) lives in their data folder and is read before the
+    # packaged one: the suite sees only the packaged knowledge, whatever this machine holds
+    # (a folder that is never created unless a test syncs there).
+    import tempfile
+
+    os.environ["XDG_DATA_HOME"] = os.path.join(tempfile.gettempdir(), f"am-test-data-{os.getpid()}")
     cache = os.environ.get("ASCEND_MIGRATE_TEST_CACHE", "").strip()
     if cache:
         # Under make, hypothesis keeps its example database with the other test caches,
