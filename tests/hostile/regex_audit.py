@@ -472,3 +472,64 @@ def verdict(item: Audited) -> str | None:
         if t100 > MAX_100K_S or (t100 > SLOW_100K_S and ratio > MAX_RATIO):
             return f"{t100:.3f}s on a 100 kB line, x{ratio:.0f} the 10 kB time, line {name}"
     return None
+
+
+# --------------------------------------------------------------------------- text scanners
+# A regex can be linear and the scanner around it quadratic: measuring the whole token at each
+# of its matches, copying the line into each finding's snippet, reading the line up to each
+# match to tell whether it is echoed. These lines repeat a unit that matches (or almost
+# matches) the scanners' rules; each scanner must take time linear in the line's length.
+SCANNER_UNITS = ("nccl-", "nccl ", "Nccl_", "CUDA_VISIBLE_DEVICES-", "CUDA_VISIBLE_DEVICES ", "NCCL_ALGO ",
+                 "--device cuda ", "device: cuda, ", "nvidia-smi ", "nvcc -", "https://x.org/whl/cu121 ",
+                 "1+cu121 ", "torch.cuda.", "torch.cuda.synchronize() ", ".cuda() ", "'cuda' ", "DataParallel ",
+                 "--distributed-backend nccl ", "backend: nccl, ", '"nccl", ', "a-", "torch==2.1.0 ")
+SCANNER_PREFIXES = ("", 'echo "', "export X=", "- ", '{"train_batch_size": 1, "x": "')
+SCANNER_SIZES = (2_000, 20_000)
+SCANNER_MAX_2K_S = 0.15  # screening: any line of 2,000 characters
+SCANNER_MAX_20K_S = 1.0
+SCANNER_MAX_RATIO = 30.0  # 20k/2k: about 10 when linear, 100 when quadratic
+SCANNER_SLOW_S = 0.05  # below this a 20 kB line is fast whatever the ratio (timer noise)
+
+
+def scanner_runs() -> dict[str, Any]:
+    """name -> function(line) running one text scanner the way the engine does on a file
+    holding that line."""
+    from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.scan import text_scanners as ts
+
+    kb = load_knowledge()
+    return {
+        "config sh": lambda line: ts.scan_config(kb, "run.sh", line + "\n", "sh"),
+        "config yaml": lambda line: ts.scan_config(kb, "conf.yaml", line + "\n", "yaml"),
+        "config json": lambda line: ts.scan_config(kb, "ds_config.json", line + "\n", "json"),
+        "requirements": lambda line: ts.scan_dependencies(kb, "requirements.txt", line + "\n"),
+        "pyproject": lambda line: ts.scan_dependencies(kb, "pyproject.toml", '[project]\ndependencies = [\n'
+                                                       + line + "\n]\n"),
+        "token fallback": lambda line: ts.scan_tokens(kb, "bad.py", line + "\n", "syntax error"),
+        "launch lines": lambda line: ts.launched_scripts(line + "\n"),
+    }
+
+
+def _time_call(run: Any, line: str, repeat: int) -> float:
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.perf_counter()
+        run(line)
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def scanner_verdict(run: Any, prefix: str, unit: str) -> str | None:
+    """None when `run` takes time linear in the length of `prefix + unit * n`, else why not.
+    The 2,000-character line screens first, so a quadratic scanner fails in about a second."""
+    lines = [prefix + unit * max(1, (size - len(prefix)) // len(unit)) for size in SCANNER_SIZES]
+    small = _time_call(run, lines[0], 2)
+    if small > SCANNER_MAX_2K_S:
+        return f"{small:.3f}s on a 2,000-character line"
+    big = _time_call(run, lines[1], 1)
+    if big > SCANNER_SLOW_S:
+        big = min(big, _time_call(run, lines[1], 1))
+    ratio = big / max(small, 1e-6)
+    if big > SCANNER_MAX_20K_S or (big > SCANNER_SLOW_S and ratio > SCANNER_MAX_RATIO):
+        return f"{big:.3f}s on a 20,000-character line, x{ratio:.0f} the 2,000-character time"
+    return None

@@ -65,3 +65,18 @@ def test_audit_catches_known_catastrophic_shapes():
     for bad in (r"([\w.$/{}~-]*[\w-]+\.(?:json|ya?ml))\b", r"x\w+\s*=\s*\w+:", r"(?i)error.*FORCE_CUDA",
                 r"(?:\w+\s)*:"):
         assert ra.verdict(ra.Audited(bad, 0, "known-bad")) is not None, bad
+
+
+def test_text_scanners_are_linear_in_line_length():
+    """The scanners around the patterns: config (shell, YAML, JSON), dependency, token-fallback
+    and launch-line scanners on one long line of a repeated unit, after each kind of prefix
+    (an echo, an export, a YAML item, a JSON string). A token is measured and stored once, a
+    line's snippet taken once, echoed text read in one pass."""
+    failures = []
+    for name, run in ra.scanner_runs().items():
+        for prefix in ra.SCANNER_PREFIXES:
+            for unit in ra.SCANNER_UNITS:
+                why = ra.scanner_verdict(run, prefix, unit)
+                if why:
+                    failures.append(f"{name}: {prefix!r} + {unit!r} * n: {why}")
+    assert not failures, f"{len(failures)} super-linear scanner lines:\n" + "\n".join(failures)

@@ -28,6 +28,7 @@ from ascend_migrate.knowledge.user_data import user_coverage_files
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
+from ascend_migrate.scan.bounds import MAX_FINDINGS_PER_RULE, capped_summary, summary_count
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
@@ -145,31 +146,41 @@ def _decode(data: bytes) -> tuple[Optional[str], str]:
     return text, ""
 
 
-MAX_FINDINGS_PER_RULE = 500  # per file: a generated file must not make a report of hundreds of MB
-
-
 def cap_findings(result: FileResult, limit: int = MAX_FINDINGS_PER_RULE) -> FileResult:
     """Keep the first `limit` findings of each rule in the file; the rest become one info
     finding of that rule saying how many were left out, and the file's note says so too
-    (the migrator then rewrites only the findings listed)."""
+    (the migrator then rewrites only the findings listed). Text scanners stop building
+    findings at the cap themselves (`bounds.RuleCap`) and leave such a summary: it is counted
+    with whatever is trimmed here."""
     counts: dict[str, int] = {}
+    made: dict[str, tuple[Finding, int]] = {}  # rule -> (summary a scanner left, how many it stands for)
     for f in result.findings:
-        counts[f.rule] = counts.get(f.rule, 0) + 1
+        more = summary_count(f)
+        if more is not None:
+            made[f.rule] = (f, made[f.rule][1] + more if f.rule in made else more)
+        else:
+            counts[f.rule] = counts.get(f.rule, 0) + 1
     over = {rule: n - limit for rule, n in counts.items() if n > limit}
+    for rule, (_, more) in made.items():
+        over[rule] = over.get(rule, 0) + more
     if not over:
         return result
     kept: list[Finding] = []
     seen: dict[str, int] = {}
+    placed: set[str] = set()
     for f in sorted(result.findings, key=Finding.sort_key):
+        if summary_count(f) is not None:
+            continue
         seen[f.rule] = seen.get(f.rule, 0) + 1
         if seen[f.rule] <= limit:
             kept.append(f)
-        elif seen[f.rule] == limit + 1:
-            kept.append(Finding(
-                rule=f.rule, path=f.path, line=f.line, col=f.col, end_line=f.line, end_col=f.col,
-                message=f"{over[f.rule]} more {f.rule} findings in this file from this line on are not listed "
-                        f"(at most {limit} per rule per file)",
-                severity="info", confidence="low", symbol="capped"))
+        elif f.rule not in placed:
+            placed.add(f.rule)
+            kept.append(capped_summary(f.rule, f.path, f.line, f.col, over[f.rule], limit))
+    for rule, (summary, _) in made.items():
+        if rule not in placed:
+            kept.append(capped_summary(rule, summary.path, summary.line, summary.col, over[rule], limit))
+    kept.sort(key=Finding.sort_key)
     result.findings = kept
     result.analysed = False  # no longer what an analysis of the file gives
     capped = ", ".join(f"{rule} ({n} more)" for rule, n in sorted(over.items()))

@@ -11,9 +11,10 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass
-from typing import Iterable, Optional
+from typing import Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message, normalise_dist_name
+from ascend_migrate.scan.bounds import RuleCap, clip
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position
 
 # --------------------------------------------------------------------------- CUDA sources
@@ -126,22 +127,36 @@ def _cuda_wheel_sources(kb: KnowledgeBase, path: str, lines: list[str], pip_opti
     if not rules:
         return []
     rule = rules[0]
-    out: list[Finding] = []
+    keep = RuleCap(path)
     for lineno, line in enumerate(lines, 1):
         code = line.split("#", 1)[0] if pip_options else line[: _comment_start(line, "sh")]
-        hits: list[tuple[int, int, str, str]] = []
+        hits: list[tuple[int, int, str]] = []
         if not pip_options or _INDEX_OPTION.match(code):
             for m in CUDA_WHEEL_URL.finditer(code):
-                hits.append((m.start(), m.end(), m.group(0), "a wheel index of CUDA builds"))
+                hits.append((m.start(), m.end(), "a wheel index of CUDA builds"))
+        urls = len(hits)
+        k = 0  # both runs are in order: one pass tells which pins lie inside a URL
         for m in CUDA_LOCAL_VERSION.finditer(code):
-            if not any(a <= m.start() < b for a, b, _, _ in hits):
-                hits.append((m.start(), m.end(), m.group(0), "a CUDA build pinned by its local version"))
-        for start, end, symbol, detail in hits:
-            out.append(Finding(
-                rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
-                message=format_message(rule, symbol=symbol, detail=detail), severity=rule.severity,
-                confidence="high", snippet=line.strip()[:200], symbol=symbol))
-    return out
+            while k < urls and hits[k][1] <= m.start():
+                k += 1
+            if not (k < urls and hits[k][0] <= m.start()):
+                hits.append((m.start(), m.end(), "a CUDA build pinned by its local version"))
+        snippet = _snippet(line) if hits else ""
+        for start, end, detail in hits:
+            def build(start: int = start, end: int = end, detail: str = detail) -> Finding:
+                symbol = clip(code[start:end])
+                return Finding(
+                    rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
+                    message=format_message(rule, symbol=symbol, detail=detail), severity=rule.severity,
+                    confidence="high", snippet=snippet, symbol=symbol)
+            keep.offer(rule.id, lineno, start, build)
+    return keep.findings()
+
+
+def _snippet(line: str) -> str:
+    """The snippet a finding of `line` shows: computed once per line, not once per finding
+    (`line.strip()` copies the whole line, so per finding it was quadratic on a long line)."""
+    return line.strip()[:200]
 
 
 def _dependency_lines(path: str, text: str) -> Iterable[tuple[int, int, str]]:
@@ -219,7 +234,7 @@ def _version_spec(rest: str) -> str:
 
 
 def _framework_pin_findings(pins: list[tuple[Rule, set[str]]], path: str, line: int, col: int, spec: str,
-                            lines: list[str]) -> list[tuple[str, Finding]]:
+                            snippet_of: "Callable[[int], str]") -> list[tuple[str, Finding]]:
     """framework-pin rules: a framework's GPU wheel (no `supported` table), or a version pin outside
     the versions Ascend supports (`supported`: specifier -> what runs it there)."""
     m = _PIN_SPEC.match(spec)
@@ -241,11 +256,11 @@ def _framework_pin_findings(pins: list[tuple[Rule, set[str]]], path: str, line: 
             if detail is None:
                 continue
             symbol = f"{raw}{version}"
+        symbol = clip(symbol)
         finding = Finding(
             rule=rule.id, path=path, line=line, col=col, end_line=line, end_col=col + len(spec),
             message=format_message(rule, symbol=symbol, detail=detail), severity=rule.severity,
-            confidence="high", snippet=lines[line - 1].strip()[:200] if 0 < line <= len(lines) else "",
-            symbol=symbol)
+            confidence="high", snippet=snippet_of(line), symbol=symbol)
         out.append((rule.match["framework"], finding))
     return out
 
@@ -295,10 +310,19 @@ def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Fin
     findings.extend(_cuda_wheel_sources(kb, path, lines, pip_options=name.endswith((".txt", ".in"))))
     seen: set[tuple[int, str]] = set()
     pins = _framework_pin_rules(kb)
+    snippets: dict[int, str] = {}
+
+    def snippet_of(line: int) -> str:  # once per line: a long line holds many requirements
+        if line not in snippets:
+            snippets[line] = _snippet(lines[line - 1]) if 0 < line <= len(lines) else ""
+        return snippets[line]
+
+    keep = RuleCap(path)
+    keep.extend(findings)
     for line, col, spec in _dependency_lines(path, text):
-        for framework, finding in _framework_pin_findings(pins, path, line, col, spec, lines):
+        for framework, finding in _framework_pin_findings(pins, path, line, col, spec, snippet_of):
             frameworks.add(framework)
-            findings.append(finding)
+            keep.add(finding)
         hit = _match_requirement(spec, index, patterns)
         if hit is None:
             continue
@@ -310,11 +334,11 @@ def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Fin
         if (line, raw) in seen:
             continue
         seen.add((line, raw))
-        findings.append(Finding(
+        keep.offer(rule.id, line, col, lambda line=line, col=col, raw=raw, guidance=guidance: Finding(
             rule=rule.id, path=path, line=line, col=col, end_line=line, end_col=col + len(raw),
-            message=format_message(rule, symbol=raw, detail=guidance), severity=rule.severity,
-            confidence="high", snippet=lines[line - 1].strip()[:200], symbol=raw))
-    return findings, frameworks
+            message=format_message(rule, symbol=clip(raw), detail=guidance), severity=rule.severity,
+            confidence="high", snippet=snippet_of(line), symbol=clip(raw)))
+    return keep.findings(), frameworks
 
 
 # --------------------------------------------------------------------------- configs
@@ -347,6 +371,54 @@ def _comment_start(line: str, kind: str) -> int:
 _TOKEN_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-./")
 
 
+class _Echoed:
+    """Is a position of one line inside a quoted argument of echo/printf (a message, not a
+    command)? `"$(nvidia-smi -L)"` inside the quotes runs the tool, so it is not a message.
+
+    Answered in one pass over the line for positions asked in increasing order (every regex's
+    matches come in that order; a smaller position starts the pass again, once per regex):
+    reading the line up to the position for each match was quadratic on a long echo line."""
+
+    def __init__(self, code: str) -> None:
+        self.code = code
+        self.ends = [m.end() for m in _ECHO.finditer(code)]
+        self._reset()
+
+    def _reset(self) -> None:
+        self.k = 0  # echo commands ending at or before the position
+        self.start = -1  # where the quoted arguments of the last of them begin (-1: none)
+        self.pos = 0  # characters before this were read
+        self.odd = {'"': False, "'": False}  # an odd number of this quote since `start`
+        self.runs = {'"': False, "'": False}  # `$(` or a backquote since the last such quote
+
+    def __call__(self, index: int) -> bool:
+        if index < self.pos:
+            self._reset()
+        ends = self.ends
+        while self.k < len(ends) and ends[self.k] <= index:
+            self.start = ends[self.k]
+            self.k += 1
+        if self.start < 0:
+            return False
+        if self.start > self.pos or self.pos == 0:  # a later echo: its quotes are counted afresh
+            self.pos = self.start
+            self.odd = {'"': False, "'": False}
+            self.runs = {'"': False, "'": False}
+        code = self.code
+        for i in range(self.pos, index):
+            ch = code[i]
+            if ch in self.odd:
+                self.odd[ch] = not self.odd[ch]
+                self.runs[ch] = False
+            elif ch == "`" or (ch == "(" and i > 0 and code[i - 1] == "$" and i - 1 >= self.start):
+                self.runs['"'] = self.runs["'"] = True
+        self.pos = index
+        for quote in ('"', "'"):
+            if self.odd[quote]:
+                return not self.runs[quote]
+        return False
+
+
 def _embedded(code: str, start: int, end: int) -> bool:
     """Is code[start:end] joined by `-`, `.` or `/` to a longer token?"""
     return (start > 0 and code[start - 1] in "-./") or (end < len(code) and code[end] in "-./")
@@ -361,53 +433,73 @@ def _token_bounds(code: str, start: int, end: int) -> tuple[int, int]:
 
 
 def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Finding]:
-    """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices."""
-    findings: list[Finding] = []
+    """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices.
+
+    Linear in the line length: a token is measured and stored once however many matches it
+    holds (`nccl-nccl-...`), each line's snippet is taken once, and past the per-rule cap
+    findings are counted, not built (`RuleCap`)."""
+    keep = RuleCap(path)
     closed = _closed_flags(kb, text)
     for lineno, line in enumerate(text.splitlines(), 1):
         code = line[: _comment_start(line, kind)]
         if not code.strip():
             continue
-        line_start = len(findings)
-        echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
+        snippet = _snippet(line)
+        echoed = _Echoed(code) if _ECHO.search(code) is not None and not _WRITES_FILE.search(code) else None
+        specific = _config_env_and_tools(kb, path, lineno, line, code, closed, snippet=snippet, echoed=echoed)
+        if kind != "sh":
+            specific += _config_values(kb, path, lineno, line, code, snippet=snippet)
+        # the generic nccl finding a more specific one of the line covers is not made at all
+        claimed = sorted((f.col, f.end_col) for f in specific if f.rule not in _GENERIC_CONFIG_RULES)
         for rule_id, pattern, replacement in _CONFIG_PATTERNS:
             rule = kb.rule(rule_id)
+            token_end = -1  # the end of the last long token reported: its other matches are in it
+            next_claim, claim_end = 0, -1  # claimed spans starting at or before the match; their furthest end
             for m in pattern.finditer(code):
                 g = 1 if m.groups() else 0
                 start, end = m.start(g), m.end(g)
-                if echoed and _in_echoed_text(code, start):
+                if start < token_end:
+                    continue
+                if echoed is not None and echoed(start):
                     continue  # a message printed for the user, not a setting
-                matched = m.group(g)
                 if rule_id == "DS001" and code[max(0, start - 5):start].upper().endswith("NCCL_"):
                     continue
-                fixes: tuple[Fix, ...] = ()
-                if rule_id == "DS001" and _embedded(code, start, end):
+                embedded = rule_id == "DS001" and _embedded(code, start, end)
+                if embedded:
                     # part of a longer flag or package name (`--use-nccl-ub`, `nvidia-nccl-cu12`):
                     # reported for review, never rewritten into an invalid name
                     start, end = _token_bounds(code, start, end)
-                    matched = code[start:end]
-                elif replacement:
+                    token_end = end
+                if rule_id == "DS001" and claimed:  # matches come in order: one pass over the spans
+                    while next_claim < len(claimed) and claimed[next_claim][0] <= start:
+                        claim_end = max(claim_end, claimed[next_claim][1])
+                        next_claim += 1
+                    if claim_end >= end:
+                        continue
+                if not keep.room(rule.id):
+                    keep.skip(rule.id, lineno, start)
+                    continue
+                matched = clip(code[start:end])
+                fixes: tuple[Fix, ...] = ()
+                if replacement and not embedded:
                     new = replacement.upper() if matched.isupper() else replacement
                     edit = Edit(Position(lineno, start), Position(lineno, end), new)
                     fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {new}")
                                   for s in _CONFIG_STYLES)
-                findings.append(Finding(
+                keep.add(Finding(
                     rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
                     message=format_message(rule, symbol=matched), severity=rule.severity,
-                    confidence="low", snippet=line.strip()[:200], symbol=matched, fixes=fixes))
-        specific = _config_env_and_tools(kb, path, lineno, line, code, closed)
-        if kind != "sh":
-            specific += _config_values(kb, path, lineno, line, code)
-        _drop_claimed_nccl(findings, line_start, [f for f in specific if f.rule not in _GENERIC_CONFIG_RULES])
-        findings.extend(specific)
+                    confidence="low", snippet=snippet, symbol=matched, fixes=fixes))
+        keep.extend(specific)
         rule = kb.rule("DS002")
         for m in _NCCL_ENV.finditer(code):
-            if echoed and _in_echoed_text(code, m.start()):
+            if echoed is not None and echoed(m.start()):
                 continue
-            findings.append(Finding(
+            keep.offer(rule.id, lineno, m.start(), lambda m=m: Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
-                message=format_message(rule, symbol=m.group(0)), severity=rule.severity,
-                confidence="low", snippet=line.strip()[:200], symbol=m.group(0)))
+                message=format_message(rule, symbol=clip(m.group(0))), severity=rule.severity,
+                confidence="low", snippet=snippet, symbol=clip(m.group(0))))
+    findings = keep.findings()
     if kind == "sh":
         findings.extend(_cuda_wheel_sources(kb, path, text.splitlines(), pip_options=False))
     return findings
@@ -416,17 +508,6 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
 # The rules of the line scan that know only the word (nccl, a CUDA variable or tool); the others
 # (cli-flag and config-value rules) know which setting the word is the value of.
 _GENERIC_CONFIG_RULES = frozenset({"DS001", "DS002", "DV001", "DV006", "DV007", "NV001"})
-
-
-def _drop_claimed_nccl(findings: list[Finding], start: int, specific: list[Finding]) -> None:
-    """Remove the generic DS001 findings from `findings[start:]` whose text a more specific
-    finding of the same line covers. `all_reduce_alg: nccl` names a TensorFlow reduction whose
-    valid values do not include hccl: the generic finding, with its `hccl` rewrite, would write a
-    value TensorFlow rejects, so the TensorFlow rule speaks for that nccl alone."""
-    if not specific:
-        return
-    findings[start:] = [f for f in findings[start:] if not (
-        f.rule == "DS001" and any(s.col <= f.col and f.end_col <= s.end_col for s in specific))]
 
 
 _LINE_PATTERNS: dict[int, tuple[KnowledgeBase, list, list, "re.Pattern[str]"]] = {}
@@ -462,22 +543,6 @@ _ECHO = re.compile(r"(?:^|[;&|(]\s*|\s)(?:echo|printf|logger|log|log_\w+|\w+_log
 _WRITES_FILE = re.compile(r"""["']\s*(?:>>?|\|\s*tee\b)\s*(?!&|/dev/)""")
 
 
-def _in_echoed_text(code: str, index: int) -> bool:
-    """Is position `index` inside a quoted argument of echo/printf (a message, not a command)?"""
-    before = code[:index]
-    last = None
-    for last in _ECHO.finditer(before):
-        pass
-    if last is None:
-        return False
-    quoted = before[last.end():]
-    for quote in ('"', "'"):
-        if quoted.count(quote) % 2 == 1:
-            inside = quoted[quoted.rfind(quote) + 1:]
-            return "$(" not in inside and "`" not in inside  # "$(nvidia-smi -L)" runs the tool
-    return False
-
-
 _CONFIG_VALUE_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
 
 
@@ -496,18 +561,20 @@ def _config_value_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", s
     return held[1]
 
 
-def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str) -> list[Finding]:
+def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str,
+                   snippet: Optional[str] = None) -> list[Finding]:
     """config-value rules: settings of a known config kind whose value chooses a GPU-only path
     (`distribution_strategy: mirrored`, `mixed_precision_dtype: float16`); other values of the
     same key (`tpu`, `bfloat16`, `float32`) are not findings."""
     out: list[Finding] = []
+    snippet = _snippet(line) if snippet is None else snippet
     for regex, note, rule in _config_value_patterns(kb):
         for m in regex.finditer(code):
-            symbol = f"{m.group(1)}: {m.group(2)}"
+            symbol = clip(f"{m.group(1)}: {m.group(2)}")
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(1), end_line=lineno, end_col=m.end(2),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=symbol, detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
-                confidence="medium", snippet=line.strip()[:200], symbol=symbol))
+                confidence="medium", snippet=snippet, symbol=symbol))
     return out
 
 
@@ -543,29 +610,35 @@ def _closed_flags(kb: KnowledgeBase, text: str) -> frozenset[int]:
 
 
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str,
-                          closed: frozenset[int] = frozenset()) -> list[Finding]:
+                          closed: frozenset[int] = frozenset(), *, snippet: Optional[str] = None,
+                          echoed: "Optional[_Echoed]" = None) -> list[Finding]:
     """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting),
     NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules, except the
-    `closed` ones) in one config or script line."""
+    `closed` ones) in one config or script line. `snippet` and `echoed`: the line's snippet and
+    echo reader when the caller has them already (each is built once per line)."""
     out: list[Finding] = []
-    echoed = _ECHO.search(code) is not None and not _WRITES_FILE.search(code)
+    snippet = _snippet(line) if snippet is None else snippet
+    if echoed is None and _ECHO.search(code) is not None and not _WRITES_FILE.search(code):
+        echoed = _Echoed(code)
+    printed = echoed if echoed is not None else _Echoed(code)  # tool names: any echo, file or not
     for index, (regex, note, rule, level, _) in enumerate(_cli_flag_patterns(kb)):
         if index in closed:
             continue
         for m in regex.finditer(code):
-            if echoed and _in_echoed_text(code, m.start()):
+            if echoed is not None and echoed(m.start()):
                 continue  # `echo "add --quantization awq"` is advice printed, not an option used
+            symbol = clip(m.group(0))
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
-                message=format_message(rule, symbol=m.group(0), detail=note),  # type: ignore[arg-type]
+                message=format_message(rule, symbol=symbol, detail=note),  # type: ignore[arg-type]
                 severity=level or rule.severity,  # type: ignore[attr-defined]
-                confidence="high", snippet=line.strip()[:200], symbol=m.group(0)))
+                confidence="high", snippet=snippet, symbol=symbol))
     env, tools, any_name = _line_patterns(kb)
     if not any_name.search(code):
         return out
     for regex, name, spec, rule in env:
         for m in regex.finditer(code):
-            if echoed and _in_echoed_text(code, m.start()):
+            if echoed is not None and echoed(m.start()):
                 continue
             fixes: tuple[Fix, ...] = ()
             if spec.get("replace"):
@@ -576,15 +649,15 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=name, detail=spec.get("note", "")),  # type: ignore[arg-type]
                 severity=spec.get("level") or rule.severity, confidence="low",  # type: ignore[attr-defined]
-                snippet=line.strip()[:200], symbol=name, fixes=fixes))
+                snippet=snippet, symbol=name, fixes=fixes))
     for regex, tool, note, rule in tools:
         for m in regex.finditer(code):
-            if _in_echoed_text(code, m.start()):
+            if printed(m.start()):
                 continue
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=tool, detail=note), severity=rule.severity,  # type: ignore[arg-type, attr-defined]
-                confidence="low", snippet=line.strip()[:200], symbol=tool))
+                confidence="low", snippet=snippet, symbol=tool))
     return out
 
 
@@ -618,15 +691,17 @@ _TOKEN_RULES = (
 def scan_tokens(kb: KnowledgeBase, path: str, text: str, reason: str) -> list[Finding]:
     """Scan a Python file that does not parse: SC001 plus low-confidence token matches."""
     sc = kb.rule("SC001")
-    findings = [Finding(rule=sc.id, path=path, line=1, col=0, end_line=1, end_col=0,
-                        message=format_message(sc, detail=reason), severity=sc.severity,
-                        confidence="high", symbol=reason)]
+    keep = RuleCap(path)
+    keep.add(Finding(rule=sc.id, path=path, line=1, col=0, end_line=1, end_col=0,
+                     message=format_message(sc, detail=reason), severity=sc.severity,
+                     confidence="high", symbol=reason))
     for lineno, line in enumerate(text.splitlines(), 1):
         code = _strip_python_comment(line)
+        snippet = None
         for pattern, target in _TOKEN_RULES:
             for m in pattern.finditer(code):
                 if target == "cuda-table":
-                    name = m.group(1)
+                    name = m.group(1)[:200]  # no CUDA name is longer: a long dotted run is cut first
                     while name and f"torch.cuda.{name}" not in kb.cuda_names and "." in name:
                         name = name.rsplit(".", 1)[0]
                     entry = kb.cuda_names.get(f"torch.cuda.{name}")
@@ -636,11 +711,16 @@ def scan_tokens(kb: KnowledgeBase, path: str, text: str, reason: str) -> list[Fi
                 else:
                     rule = kb.rule(target)
                     symbol = m.group(0)
-                findings.append(Finding(
+                if not keep.room(rule.id):
+                    keep.skip(rule.id, lineno, m.start())
+                    continue
+                if snippet is None:
+                    snippet = _snippet(line)
+                keep.add(Finding(
                     rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),
-                    message=format_message(rule, symbol=symbol, detail="token match"), severity=rule.severity,
-                    confidence="low", snippet=line.strip()[:200], symbol=symbol))
-    return findings
+                    message=format_message(rule, symbol=clip(symbol), detail="token match"), severity=rule.severity,
+                    confidence="low", snippet=snippet, symbol=clip(symbol)))
+    return keep.findings()
 
 
 def _strip_python_comment(line: str) -> str:
