@@ -91,7 +91,7 @@ def test_markdown_findings_grouped_by_file_with_escaped_cells(hand_result, kb):
     assert len(rows) == len(hand_result.findings)
     assert all(len(r) == 4 for r in rows)  # a pipe inside a message does not split the cell
     assert ["8:20", "[CU101](#cu101)", "error"] == next(r[:3] for r in rows if "CU101" in r[1])
-    assert any(r[3] == "device string `cuda` | pipe newline" for r in rows)
+    assert any(r[3] == "device string `cuda` | pipe\\nnewline" for r in rows)  # a line break shown escaped
 
 
 def test_markdown_of_a_real_scan(tree, scan_tree, kb):
