@@ -83,7 +83,7 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
         names = list(rule.match.get("names", ()))
         if kind in ("qualname", "keyword", "call-attribute", "positional-count", "first-arg-device",
                     "decorator", "float64", "guarded-capability", "cuda-version", "module-prefix",
-                    "resource-key"):
+                    "resource-key", "device-ids"):
             tokens += [_rarest_component(n) for n in names]
             tokens += list(rule.match.get("methods", ()))
             tokens += list(rule.match.get("dict_keys", ()))

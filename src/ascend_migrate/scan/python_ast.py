@@ -1071,12 +1071,37 @@ class PythonAnalyzer(FastVisitor):
         for rule in kb.rules_of_kind("resource-key"):
             if qual in rule.match["names"]:
                 self._check_resource_key(rule, node, qual)
+        for rule in kb.rules_of_kind("device-ids"):
+            if qual in rule.match["names"]:
+                self._check_device_ids(rule, node, qual)
         hit = self._prefix_keywords.get(qual)
         if hit is not None:
             keyword, rule = hit
             for kw in node.keywords:
                 if kw.arg == keyword and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
                     self.report(rule, kw, f"{qual}({keyword}=...)")
+
+    def _check_device_ids(self, rule: Rule, node: ast.Call, qual: str) -> None:
+        """`DistributedDataParallel(model, device_ids=[rank])`: right wherever the original ran
+        (its module was on a CUDA device), but a device-agnostic port that falls back to the CPU
+        must pass None there. The agnostic fix passes the value only when there is an accelerator;
+        a value that is None, or already chosen on `_accel_type`, is left alone."""
+        positions: dict[str, int] = rule.match.get("positions", {})
+        given: list[tuple[str, ast.AST]] = [(kw.arg, kw.value) for kw in node.keywords if kw.arg in positions]
+        given += [(name, node.args[at]) for name, at in positions.items()
+                  if at < len(node.args) and not isinstance(node.args[at], ast.Starred)]
+        given = [(name, value) for name, value in given
+                 if not (_literal_in(value, (None,)) or _chooses_on_accelerator(value))]
+        if not given:
+            return
+        edits: list[Edit] = []
+        for _, value in given:
+            edits += [Edit(self.start(value), self.start(value), "("),
+                      Edit(self.end(value), self.end(value), f" if {ACCEL_TYPE} else None)")]
+        names = [name for name, _ in sorted(given, key=lambda g: positions[g[0]])]
+        fix = self._fix("agnostic", rule, edits, f"pass {' and '.join(names)} only on an accelerator",
+                        requires=("device_type",))
+        self.report(rule, given[0][1], qual, fixes=[fix], keyword=", ".join(f"{n}=..." for n in names))
 
     # ----------------------------------------------------------------- idioms
     def _report_private(self, node: ast.AST, qual: str) -> bool:
@@ -1495,6 +1520,8 @@ class PythonAnalyzer(FastVisitor):
         other value may be an int, a torch.device or a string (all of which `.to` accepts the way
         `.cuda` does, an int naming the accelerator) or None (`.cuda(None)` is the current device,
         `.to(None)` would not move): a plain name is kept with a None test, other expressions as they are.
+        A name is not used on a host without an accelerator: `.to(0)` there raises, where the
+        original, which never ran on such a host, named a GPU.
         """
         device_kw = next((k for k in node.keywords if k.arg == "device"), None)
         if len(node.args) > 1 or any(isinstance(a, ast.Starred) for a in node.args) \
@@ -1519,7 +1546,7 @@ class PythonAnalyzer(FastVisitor):
             edits.append(self._replace(value, DEVICE_TYPE))
         elif _plain_reference(value) and self.qualname(value) is None:
             text = self.seg(value)
-            edits.append(Edit(start, start, f"{DEVICE_TYPE} if {text} is None else "))
+            edits.append(Edit(start, start, f"{DEVICE_TYPE} if {text} is None or not {ACCEL_TYPE} else "))
         return edits
 
     def _check_is_cuda(self, node: ast.Attribute) -> None:
@@ -1969,6 +1996,11 @@ def name_of_definer(func: ast.AST) -> bool:
     """Is `func` an absl-style flag definer (`flags.DEFINE_string`, `DEFINE_enum`)?"""
     name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
     return name.startswith("DEFINE_")
+
+
+def _chooses_on_accelerator(node: ast.AST) -> bool:
+    """`X if _accel_type else Y`: a value the agnostic style already picks per host."""
+    return isinstance(node, ast.IfExp) and isinstance(node.test, ast.Name) and node.test.id == ACCEL_TYPE
 
 
 def _literal_in(node: Optional[ast.AST], values: Iterable[object]) -> bool:

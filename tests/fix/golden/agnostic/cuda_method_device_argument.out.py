@@ -6,10 +6,10 @@ _device_type = _accel_type or "cpu"
 
 
 def place(model, batch, device: torch.device, args):
-    model = model.to(_device_type if device is None else device)
+    model = model.to(_device_type if device is None or not _accel_type else device)
     model = model.to(torch.accelerator.current_device_index())
     head = model.head.to(torch.device(_device_type, 0))
     batch = batch.to(_device_type, non_blocking=True)
-    labels = batch.to(_device_type if args.gpu is None else args.gpu, non_blocking=True)
-    mask = batch.to(device=_device_type if device is None else device)
+    labels = batch.to(_device_type if args.gpu is None or not _accel_type else args.gpu, non_blocking=True)
+    mask = batch.to(device=_device_type if device is None or not _accel_type else device)
     return model, head, batch, labels, mask

@@ -9,7 +9,7 @@ _device_type = _accel_type or "cpu"
 
 class Trainer:
     def __init__(self, model: nn.Module, rank: int):
-        self.model = model.to(_device_type if rank is None else rank)
+        self.model = model.to(_device_type if rank is None or not _accel_type else rank)
         self.device = torch.device(_device_type, rank)
         dist.init_process_group(torch.distributed.get_default_backend_for_device(_device_type))
         torch.accelerator.set_device_index(rank) if _accel_type else None
