@@ -315,3 +315,30 @@ def test_dataparallel_kept_for_cuda_only_in_an_agnostic_port(tmp_path):
     _, result, verdicts = port("transfer", '    if device == "cuda":')
     assert [f.severity for f in result.findings if f.rule == "DS003"] == ["error"]
     assert verdicts["no-dataparallel"] == "fail"
+
+
+def test_device_check_paired_with_an_npu_test_passes(tmp_path):
+    """The change list's manual fix for `'cuda' in device` is to test for npu as well; the scan
+    then calls the check handled, and validate must not warn about the very line it asked for.
+    A bare check in the same tree still fails the item."""
+    from ascend_migrate.scan.api import scan
+    from ascend_migrate.validate.thresholds import load_thresholds
+
+    root = write_tree(tmp_path / "port", {"train.py": """
+        import torch
+        device = "npu"
+        device_type = "cuda" if "cuda" in device or "npu" in device else "cpu"
+        if device.startswith("cuda") or device.startswith("npu"):
+            torch.manual_seed(0)
+    """})
+
+    def verdict():
+        ctx = StaticContext(scan=scan(root, use_cache=False), project=load_project(root), thresholds=load_thresholds())
+        return run_static(ITEMS["device-type-checks"], ctx)
+
+    done = verdict()
+    assert done.status == "pass", done
+    assert len(done.evidence) == 2
+    (root / "train.py").write_text((root / "train.py").read_text() + 'pin = "cuda" in device\n')
+    done = verdict()
+    assert done.status == "fail" and [e["line"] for e in done.evidence if "False on NPU" in e["note"]] == [6]
