@@ -16,7 +16,6 @@ into a symbol, a message and a snippet. Here:
 """
 from __future__ import annotations
 
-import re
 from typing import Callable, Optional
 
 from ascend_migrate.scan.finding import Finding
@@ -29,7 +28,6 @@ MAX_SCAN_FINDINGS = 200_000  # kept over a whole scan; later files are listed as
 MAX_SCAN_SECONDS = 1_800.0  # analysis time of one scan; later files are listed as not analysed
 
 CAPPED_SYMBOL = "capped"
-_SUMMARY = re.compile(r"(\d+) more ")
 
 
 def clip(text: str, limit: int = MAX_SYMBOL_CHARS) -> str:
@@ -52,8 +50,8 @@ def summary_count(finding: Finding) -> Optional[int]:
     """How many findings a summary written by `capped_summary` stands for (None: not one)."""
     if finding.symbol != CAPPED_SYMBOL or finding.severity != "info":
         return None
-    m = _SUMMARY.match(finding.message)
-    return int(m.group(1)) if m else None
+    count, sep, _ = finding.message.partition(" more ")
+    return int(count) if sep and count.isdigit() else None
 
 
 class RuleCap:

@@ -28,7 +28,8 @@ from ascend_migrate.knowledge.user_data import user_coverage_files
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
-from ascend_migrate.scan.bounds import MAX_FINDINGS_PER_RULE, capped_summary, summary_count
+from ascend_migrate.scan.bounds import (MAX_FILE_FINDINGS, MAX_FINDINGS_PER_RULE, MAX_SCAN_FINDINGS, MAX_SCAN_SECONDS,
+                                        capped_summary, summary_count)
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
@@ -211,6 +212,9 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
             return result
         name = job.rel.rsplit("/", 1)[-1]
         if name == "__main__.py" or name.lower() == "setup.py" or prefilter.needs_analysis(text, kb):
+            cut = _analysis_cut(text, kb)
+            if cut is not None:
+                return _analyse_head(job, text, kb, coverage, result, cut)
             result = analyse_python_text(job, text, kb, coverage, result)
             result.analysed = True
             return result
@@ -218,6 +222,78 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
             return _imports_only(job, text, kb, result)
         return result
     return _analyse_other(job, data, kb, coverage, result)
+
+
+def _analysis_cut(text: str, kb: KnowledgeBase) -> Optional[int]:
+    """Where the analysis of a Python file stops: the offset of the line holding its
+    (MAX_FILE_FINDINGS + 1)-th line with a candidate finding (a prefilter match), or None when
+    it has no more than that. A generated module of 160,000 CUDA calls is analysed for its
+    first lines only: the time and memory of one file stay bounded, whatever the file holds."""
+    limit = MAX_FILE_FINDINGS
+    candidates, line_end = 0, -1
+    for m in prefilter.pattern(kb).finditer(text):
+        if m.start() <= line_end:
+            continue  # another candidate on a line already counted
+        candidates += 1
+        if candidates > limit:
+            return text.rfind("\n", 0, m.start()) + 1
+        line_end = text.find("\n", m.start())
+        if line_end == -1:
+            break
+    return None
+
+
+_TOP_LEVEL = re.compile(r"^[^\s#)\]}]", re.M)  # a line that can start a top-level statement
+
+
+def _analyse_head(job: Job, text: str, kb: KnowledgeBase, coverage: Any, result: FileResult,
+                  cut: int) -> FileResult:
+    """Analyse the file up to offset `cut` (`_analysis_cut`) and say so in its note. The head is
+    taken up to the next line that starts a top-level statement and parsed alone (a parse of the
+    whole 4 MB file costs seconds and most of a gigabyte); when that head does not parse (the
+    cut fell in a string or a block reaching the end), the whole file is parsed and every
+    statement starting after the cut is left out of the tree."""
+    cut_line = text.count("\n", 0, cut) + 1
+    boundary = _TOP_LEVEL.search(text, cut)
+    head = text[: boundary.start()] if boundary else text
+    tree: Optional[ast.Module] = None
+    if boundary is not None:
+        try:
+            tree = ast.parse(head, filename=job.rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+    if tree is None:
+        head = text
+        try:
+            tree = ast.parse(text, filename=job.rel)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None  # analyse_python_text reports it and falls back to token matching
+        else:
+            _drop_statements_after(tree, cut_line - 1)
+    result = analyse_python_text(job, head, kb, coverage, result, tree=tree)
+    result.lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
+    note = (f"analysis cut short at line {cut_line:,} of {result.lines:,}: more than {MAX_FILE_FINDINGS:,} "
+            "lines with candidate findings; the lines from there on were not analysed")
+    result.note = f"{result.note}; {note}" if result.note else note
+    result.analysed = False  # not what an analysis of the whole file gives
+    return result
+
+
+def _drop_statements_after(tree: ast.AST, last_line: int) -> None:
+    """Remove from every statement list of `tree` the statements starting after `last_line`
+    (a block left empty keeps a `pass`); only what is kept is walked."""
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+            body = getattr(node, name, None)
+            if not (isinstance(body, list) and body and getattr(body[-1], "lineno", 0) > last_line):
+                continue
+            kept = [s for s in body if getattr(s, "lineno", 0) <= last_line]
+            if not kept and name == "body" and not isinstance(node, ast.Module):
+                kept = [ast.copy_location(ast.Pass(), body[0])]
+            setattr(node, name, kept)
+        stack.extend(ast.iter_child_nodes(node))
 
 
 # every key that can make a JSON/YAML file a known config kind (config_kinds.known_config_kind)
@@ -672,11 +748,31 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         results[job.rel] = entry.result
         fresh.files[job.rel] = entry
 
+    kept = [sum(len(r.findings) for r in results.values())]  # findings the scan holds so far
+
+    def over_limit() -> str:
+        """Why the scan analyses no more files ('' while it may): a bound on the findings one scan
+        keeps and on its time, so a tree of generated files cannot take hours or gigabytes."""
+        if kept[0] >= MAX_SCAN_FINDINGS:
+            return f"not analysed: the scan keeps at most {MAX_SCAN_FINDINGS:,} findings and reached that"
+        if time.perf_counter() - started > MAX_SCAN_SECONDS:
+            return f"not analysed: the scan's time limit of {MAX_SCAN_SECONDS:g} s was reached"
+        return ""
+
+    def take_counted(job: Job, out: tuple) -> None:
+        take(job, out)
+        if job.rel in results:
+            kept[0] += len(results[job.rel].findings)
+
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     if len(todo) < 64 or workers == 1:
         cov = _load_coverage(npu_version) if npu_version else None
         for job, full_path, old in todo:
-            take(job, _process(job, full_path, old, kb, cov))
+            why = over_limit()
+            if why:
+                skipped[job.rel] = why
+            else:
+                take_counted(job, _process(job, full_path, old, kb, cov))
             done += 1
             if progress:
                 progress(done, total)
@@ -684,12 +780,22 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
         batches = _batches(todo, workers * 8)
         with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                  initargs=(npu_version or None,)) as pool:
-            for batch, outs in zip(batches, pool.map(_worker, batches)):
+            for number, (batch, outs) in enumerate(zip(batches, pool.map(_worker, batches))):
                 for (job, _, _), out in zip(batch, outs):
-                    take(job, out)
+                    why = over_limit()
+                    if why:
+                        skipped[job.rel] = why
+                    else:
+                        take_counted(job, out)
                 done += len(batch)
                 if progress:
                     progress(done, total)
+                if over_limit():  # the batches not started yet are not started at all
+                    pool.shutdown(wait=False, cancel_futures=True)
+                    for rest in batches[number + 1:]:
+                        for job, _, _ in rest:
+                            skipped[job.rel] = over_limit()
+                    break
     for job in job_list:
         if job.rel in skipped:
             result.notes.append(FileNote(job.rel, skipped[job.rel]))
