@@ -93,6 +93,14 @@ def build(root: Path) -> list[tuple[str, list[str]]]:
                                                                   for i in range(35_000))})
     cases.append(("scan: 1 MB generated file, 35,000 findings (JSON report)",
                   ["scan", str(gen), "--no-cache", "--format", "json", "-o", str(root / "gen.json")]))
+    # one long token: every embedded `nccl` measured the whole token and copied it into a finding
+    token = "nccl-" * 10_000
+    ds = tree("ds", {"ds_config.json": '{"train_batch_size": 8,\n "comm": "%s"}\n' % token})
+    cases.append(("scan: ds_config.json with one 50 kB `nccl-nccl-...` string", ["scan", str(ds), "--no-cache"]))
+    sh = tree("export", {"run.sh": 'export X="%s"\npython train.py\n' % token, "train.py": head})
+    cases.append(("scan: run.sh with `export X=\"nccl-nccl-...\"` (50 kB)", ["scan", str(sh), "--no-cache"]))
+    many = tree("many", {"gen.py": "import torch\n" + "torch.cuda.synchronize()\n" * 160_000})
+    cases.append(("scan: 3.9 MB file of 160,000 `torch.cuda.synchronize()` lines", ["scan", str(many), "--no-cache"]))
     return cases
 
 
