@@ -495,6 +495,7 @@ def scanner_runs() -> dict[str, Any]:
     """name -> function(line) running one text scanner the way the engine does on a file
     holding that line."""
     from ascend_migrate.knowledge.base import load_knowledge
+    from ascend_migrate.scan import config_kinds, entries
     from ascend_migrate.scan import text_scanners as ts
 
     kb = load_knowledge()
@@ -507,6 +508,10 @@ def scanner_runs() -> dict[str, Any]:
                                                        + line + "\n]\n"),
         "token fallback": lambda line: ts.scan_tokens(kb, "bad.py", line + "\n", "syntax error"),
         "launch lines": lambda line: ts.launched_scripts(line + "\n"),
+        "entry launches sh": lambda line: entries.launches(line + "\n", "sh"),
+        "entry launches md": lambda line: entries.launches("```sh\n" + line + "\n```\n", "md"),
+        "config references": lambda line: config_kinds.config_references(line + "\n"),
+        "config kind yaml": lambda line: config_kinds.known_config_kind(line + "\n", "yaml"),
     }
 
 
