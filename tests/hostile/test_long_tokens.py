@@ -43,6 +43,12 @@ def test_one_long_token_is_one_finding(tmp_path: Path, name: str, text: str) -> 
     assert ds[0].symbol.startswith("nccl-nccl-") and "characters" in ds[0].symbol
 
 
+def test_long_version_specifier_is_clipped_in_the_message(tmp_path: Path) -> None:
+    (tmp_path / "requirements.txt").write_text("vllm" + ">=0.1," * 4_000 + "<0.2\n", encoding="utf-8")
+    result = _scan(tmp_path)
+    assert any(f.rule != "FW001" for f in result.findings)
+
+
 def test_echoed_line_of_many_matches_is_linear(tmp_path: Path) -> None:
     """`_in_echoed_text` read the line up to each match: quadratic on a long echo line."""
     (tmp_path / "run.sh").write_text('echo "start ' + "nccl CUDA_VISIBLE_DEVICES nvidia-smi " * 3_000 + '"\n'

@@ -295,7 +295,7 @@ def _unsupported_version(version: str, supported: dict) -> Optional[str]:
         probes = [base.replace("*", str(i)) for i in range(10)] if "*" in base else [base]
         if any(allowed.contains(Version(p), prereleases=True) for p in probes):
             return None
-    return f"{version} is outside what Ascend supports: {wanted}"
+    return f"{clip(version)} is outside what Ascend supports: {wanted}"  # the file's text, clipped
 
 
 def scan_dependencies(kb: KnowledgeBase, path: str, text: str) -> tuple[list[Finding], set[str]]:
