@@ -26,8 +26,10 @@
 #include <c10/core/CPUAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 #include <c10/core/impl/alloc_cpu.h>
+#include <c10/util/SmallVector.h>
 
 #include <atomic>
+#include <map>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -40,6 +42,13 @@ namespace emulated_npu {
 constexpr c10::DeviceType kNpu = c10::DeviceType::PrivateUse1;
 
 c10::DeviceIndex g_device_count = 1;
+// The zero-copy route to the CPU kernels (run_zero_copy); off, every op copies its operands as
+// at::native::cpu_fallback does (kept switchable to measure one against the other).
+bool g_zero_copy = true;
+// Which ops took the copying route, by name, when asked (to find what a step still copies).
+std::atomic<bool> g_count_copying{false};
+std::mutex g_copying_mutex;
+std::map<std::string, int64_t> g_copying;
 thread_local c10::DeviceIndex t_current_device = 0;
 
 // ---------------------------------------------------------------------------------- memory
@@ -274,8 +283,196 @@ bool first_tensor_is_cpu(const c10::OperatorHandle& op, const torch::jit::Stack*
   return false;
 }
 
+// ------------------------------------------------------------- zero-copy route to the CPU kernels
+// The npu's memory is host memory, so a CPU kernel can read and write it in place: the operands
+// are handed over as CPU tensors over the same bytes (same storage offset, sizes and strides),
+// and what the kernel allocates becomes npu memory as it is. at::native::cpu_fallback instead
+// copies every operand to fresh CPU memory and every result back, which doubles a step's cost.
+// A written operand the kernel resized (an out= tensor of the wrong size) is copied back. Calls
+// that would need more go the copying way: written tensor lists, a device argument (factories),
+// conjugate/negative bits, layouts other than strided, and resize ops themselves.
+
+// Holds a storage for as long as a storage over the same bytes made from it lives.
+struct StorageRef {
+  c10::Storage storage;
+  int64_t counted;  // bytes added to the npu counters when the bytes became npu memory
+};
+
+void drop_storage_ref(void* ctx) {
+  auto* ref = static_cast<StorageRef*>(ctx);
+  g_allocated -= ref->counted;
+  delete ref;
+}
+
+// A storage over the bytes of `source`, tagged with `device`, keeping `source` alive.
+c10::Storage storage_over(const c10::Storage& source, c10::Device device, c10::Allocator* allocator,
+                          bool resizable, int64_t counted) {
+  c10::DataPtr ptr(source.mutable_data(), new StorageRef{source, counted}, &drop_storage_ref, device);
+  return c10::Storage(c10::Storage::use_byte_size_t(), source.nbytes(), std::move(ptr), allocator, resizable);
+}
+
+at::Tensor tensor_over(c10::Storage storage, c10::DispatchKey key, const at::Tensor& like) {
+  at::Tensor out = at::detail::make_tensor<c10::TensorImpl>(std::move(storage), c10::DispatchKeySet(key), like.dtype());
+  out.unsafeGetTensorImpl()->set_sizes_and_strides(like.sizes(), like.strides(), like.storage_offset());
+  return out;
+}
+
+bool plain_strided(const at::Tensor& t) {
+  return t.layout() == c10::kStrided && !t.is_conj() && !t.is_neg() && !t.is_quantized();
+}
+
+// Can this call take the zero-copy route? (Checked before anything on the stack changes.)
+bool zero_copy_ok(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
+  const auto& args = op.schema().arguments();
+  const auto n = args.size();
+  auto first = stack->end() - static_cast<std::ptrdiff_t>(n);
+  for (size_t i = 0; i < n; ++i) {
+    const auto* alias = args[i].alias_info();
+    const c10::IValue& v = *(first + i);
+    if (alias && alias->isWrite() && !v.isTensor() && !v.isNone()) return false;  // written lists
+    if (v.isDevice()) return false;
+    if (v.isTensor()) {
+      if (v.toTensor().defined() && !plain_strided(v.toTensor())) return false;
+    } else if (v.isTensorList()) {
+      for (const at::Tensor& t : v.toTensorList()) if (t.defined() && !plain_strided(t)) return false;
+    } else if (v.isOptionalTensorList()) {
+      for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) if (t && t->defined() && !plain_strided(*t)) return false;
+    }
+  }
+  return op.schema().name().find("resize") == std::string::npos;
+}
+
+// One call's storages. Few operands per op, so small vectors searched linearly: an op costs a
+// few microseconds more than on the CPU, and hash maps were a visible part of that.
+struct ZeroCopyCall {
+  c10::Device npu;
+  c10::SmallVector<std::pair<const c10::StorageImpl*, c10::Storage>, 6> host_of;  // npu -> CPU alias
+  c10::SmallVector<std::pair<const c10::StorageImpl*, c10::Storage>, 6> npu_of;   // CPU -> npu
+  c10::SmallVector<const c10::StorageImpl*, 2> cpu_operands;                      // CPU operands' storages
+
+  static const c10::Storage* find(const c10::SmallVectorImpl<std::pair<const c10::StorageImpl*, c10::Storage>>& in,
+                                  const c10::StorageImpl* key) {
+    for (const auto& [k, v] : in) if (k == key) return &v;
+    return nullptr;
+  }
+
+  // One CPU storage per npu storage, so that operands sharing memory share it for the kernel's
+  // overlap checks too. Resizable: a kernel may resize an out= tensor, and the new memory is then
+  // copied back to the npu tensor (see run_zero_copy).
+  at::Tensor to_host(const at::Tensor& t) {
+    if (!t.defined()) return t;
+    const c10::StorageImpl* key = t.storage().unsafeGetStorageImpl();
+    if (t.device().type() != kNpu) {
+      cpu_operands.push_back(key);
+      return t;
+    }
+    const c10::Storage* host = find(host_of, key);
+    if (!host) {
+      c10::Storage made = storage_over(t.storage(), c10::Device(c10::kCPU), c10::GetCPUAllocator(), true, 0);
+      npu_of.emplace_back(made.unsafeGetStorageImpl(), t.storage());
+      host_of.emplace_back(key, std::move(made));
+      host = &host_of.back().second;
+    }
+    return tensor_over(*host, c10::DispatchKey::CPU, t);
+  }
+
+  at::Tensor to_npu(const at::Tensor& t) {
+    if (!t.defined() || t.device().type() != c10::kCPU) return t;
+    if (!plain_strided(t)) return t.to(npu);  // a sparse result: moved (and refused) as a copy would be
+    const c10::StorageImpl* key = t.storage().unsafeGetStorageImpl();
+    for (const auto* k : cpu_operands) if (k == key) return t.to(npu);  // a CPU operand handed back: copied
+    const c10::Storage* mem = find(npu_of, key);
+    if (!mem) {  // memory the kernel allocated: it becomes npu memory, uncopied
+      const auto bytes = static_cast<int64_t>(t.storage().nbytes());
+      int64_t now = (g_allocated += bytes);
+      int64_t peak = g_peak.load();
+      while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+      }
+      ++g_alloc_calls;
+      npu_of.emplace_back(key, storage_over(t.storage(), npu, &g_allocator, true, bytes));
+      mem = &npu_of.back().second;
+    }
+    return tensor_over(*mem, c10::DispatchKey::PrivateUse1, t);
+  }
+};
+
+void run_zero_copy(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10::Device npu) {
+  const auto& schema = op.schema();
+  const auto n = schema.arguments().size();
+  auto first = stack->end() - static_cast<std::ptrdiff_t>(n);
+  ZeroCopyCall call{npu, {}, {}, {}};
+  c10::SmallVector<std::pair<size_t, at::Tensor>, 2> written;  // (argument, its npu tensor)
+  c10::SmallVector<at::Tensor, 2> written_hosts;
+  for (size_t i = 0; i < n; ++i) {
+    c10::IValue& v = *(first + i);
+    if (v.isTensor()) {
+      const auto* arg_alias = schema.arguments()[i].alias_info();
+      if (arg_alias && arg_alias->isWrite() && v.toTensor().device().type() == kNpu) {
+        written.emplace_back(i, v.toTensor());
+        v = call.to_host(v.toTensor());
+        written_hosts.push_back(v.toTensor());
+      } else {
+        v = call.to_host(v.toTensor());
+      }
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> hosts;
+      hosts.reserve(v.toTensorList().size());
+      for (const at::Tensor& t : v.toTensorList()) hosts.push_back(call.to_host(t));
+      v = std::move(hosts);
+    } else if (v.isOptionalTensorList()) {
+      c10::List<std::optional<at::Tensor>> hosts;
+      for (const std::optional<at::Tensor>& t : v.toOptionalTensorList()) {
+        hosts.push_back(t ? std::optional<at::Tensor>(call.to_host(*t)) : std::nullopt);
+      }
+      v = std::move(hosts);
+    }
+  }
+  op.redispatchBoxed(c10::DispatchKeySet(c10::DispatchKey::CPU), stack);
+  for (size_t w = 0; w < written.size(); ++w) {  // a kernel that resized its output: bring it back
+    const at::Tensor& host = written_hosts[w];
+    const at::Tensor& dst = written[w].second;
+    if (host.storage().data() != dst.storage().data() || host.sizes() != dst.sizes() ||
+        host.strides() != dst.strides() || host.storage_offset() != dst.storage_offset()) {
+      copy_from_and_resize(host, dst);
+    }
+  }
+  const auto& returns = schema.returns();
+  auto out = stack->end() - static_cast<std::ptrdiff_t>(returns.size());
+  for (size_t r = 0; r < returns.size(); ++r) {
+    c10::IValue& v = *(out + r);
+    const auto* alias = returns[r].alias_info();
+    if (alias && alias->isWrite()) {  // an in-place op returns its operand: the npu tensor itself
+      bool found = false;
+      for (const auto& [i, original] : written) {
+        const auto* arg_alias = schema.arguments()[i].alias_info();
+        if (arg_alias->beforeSets() == alias->beforeSets()) {
+          v = original;
+          found = true;
+          break;
+        }
+      }
+      if (found) continue;
+    }
+    if (v.isTensor()) {
+      v = call.to_npu(v.toTensor());
+    } else if (v.isTensorList()) {
+      c10::List<at::Tensor> npus;
+      for (const at::Tensor& t : v.toTensorList()) npus.push_back(call.to_npu(t));
+      v = std::move(npus);
+    }
+  }
+}
+
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto npu = check_devices(op, stack);
+  if (npu && g_zero_copy && zero_copy_ok(op, stack)) {
+    run_zero_copy(op, stack, *npu);
+    return;
+  }
+  if (g_count_copying) {
+    std::lock_guard<std::mutex> lock(g_copying_mutex);
+    ++g_copying[op.schema().name() + (op.schema().overload_name().empty() ? "" : "." + op.schema().overload_name())];
+  }
   const bool moved_to_cpu = npu && first_tensor_is_cpu(op, stack);
   at::native::cpu_fallback(op, stack);
   if (!moved_to_cpu) return;
@@ -522,6 +719,15 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
     TORCH_CHECK(d < emulated_npu::g_device_count, "Invalid device id");
     if (d >= 0) emulated_npu::t_current_device = static_cast<c10::DeviceIndex>(d);
   });
+  m.def("set_zero_copy", [](bool on) { emulated_npu::g_zero_copy = on; },
+        "route ops to the CPU kernels over the npu memory itself (true) or over copies");
+  m.def("count_copying_ops", [](bool on) {
+    emulated_npu::g_count_copying = on;
+    std::lock_guard<std::mutex> lock(emulated_npu::g_copying_mutex);
+    auto seen = emulated_npu::g_copying;
+    emulated_npu::g_copying.clear();
+    return seen;
+  }, "start (true) or stop counting the ops that copy their operands; returns the counts so far");
   m.def("memory_counters", &emulated_npu::memory_counters, "(allocated, peak, allocation calls)");
   m.def("reset_peak", &emulated_npu::reset_peak);
 }
