@@ -96,3 +96,17 @@ def test_without_the_guard_ddp_refuses_a_cpu_module(tmp_path):
         "(rank if _accel_type else None)", "rank")
     done = _run_one_rank(tmp_path, unguarded)
     assert done.returncode != 0 and "device_ids" in done.stderr, done.stderr[-2000:]
+
+
+def test_a_choice_the_author_made_per_device_is_kept_and_a_second_pass_changes_nothing():
+    source = textwrap.dedent('''\
+        import torch
+        device = torch.device("cuda")
+        model = torch.nn.Linear(2, 2).to(device)
+        a = torch.nn.parallel.DistributedDataParallel(model, device_ids=[device.index] if device.type == "cuda" else None)
+        b = torch.nn.parallel.DistributedDataParallel(model, device_ids=[0] if device.index is None else [device.index])
+        ''')
+    once = _port(source)
+    assert 'device_ids=[device.index] if device.type == (_accel_type or "cuda") else None)' in once, once
+    assert "device_ids=(([0] if device.index is None else [device.index]) if _accel_type else None))" in once, once
+    assert _port(once) == once

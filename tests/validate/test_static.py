@@ -342,3 +342,17 @@ def test_device_check_paired_with_an_npu_test_passes(tmp_path):
     (root / "train.py").write_text((root / "train.py").read_text() + 'pin = "cuda" in device\n')
     done = verdict()
     assert done.status == "fail" and [e["line"] for e in done.evidence if "False on NPU" in e["note"]] == [6]
+
+
+def test_a_directory_without_init_names_every_importer(tmp_path):
+    """The warning named only the first importer in file order (an inference script off the
+    training path) while the training script's own import went unmentioned."""
+    root = write_tree(tmp_path, {
+        "predict.py": "from utils.data import load\n",
+        "train.py": "import torch\n\nfrom utils.data import load\n",
+        "utils/data.py": "def load():\n    return 1\n",
+    })
+    done = decide("package-init-files", root)
+    assert done.status == "fail", done  # the item's severity (a warning) is applied by the runner
+    message = done.evidence[0]["message"]
+    assert "utils/ has no __init__.py" in message and "predict.py:1" in message and "train.py:3" in message, message

@@ -1091,13 +1091,14 @@ class PythonAnalyzer(FastVisitor):
         given += [(name, node.args[at]) for name, at in positions.items()
                   if at < len(node.args) and not isinstance(node.args[at], ast.Starred)]
         given = [(name, value) for name, value in given
-                 if not (_literal_in(value, (None,)) or _chooses_on_accelerator(value))]
+                 if not (_literal_in(value, (None,)) or _chooses_on_accelerator(value) or _none_in_a_branch(value))]
         if not given:
             return
         edits: list[Edit] = []
         for _, value in given:
-            edits += [Edit(self.start(value), self.start(value), "("),
-                      Edit(self.end(value), self.end(value), f" if {ACCEL_TYPE} else None)")]
+            low = isinstance(value, (ast.IfExp, ast.Lambda, ast.NamedExpr))  # would bind to our `if`
+            edits += [Edit(self.start(value), self.start(value), "((" if low else "("),
+                      Edit(self.end(value), self.end(value), (")" if low else "") + f" if {ACCEL_TYPE} else None)")]
         names = [name for name, _ in sorted(given, key=lambda g: positions[g[0]])]
         fix = self._fix("agnostic", rule, edits, f"pass {' and '.join(names)} only on an accelerator",
                         requires=("device_type",))
@@ -2001,6 +2002,11 @@ def name_of_definer(func: ast.AST) -> bool:
 def _chooses_on_accelerator(node: ast.AST) -> bool:
     """`X if _accel_type else Y`: a value the agnostic style already picks per host."""
     return isinstance(node, ast.IfExp) and isinstance(node.test, ast.Name) and node.test.id == ACCEL_TYPE
+
+
+def _none_in_a_branch(node: ast.AST) -> bool:
+    """`[d.index] if d.type == "cuda" else None`: the author already passes None off the GPU."""
+    return isinstance(node, ast.IfExp) and (_literal_in(node.body, (None,)) or _literal_in(node.orelse, (None,)))
 
 
 def _literal_in(node: Optional[ast.AST], values: Iterable[object]) -> bool:

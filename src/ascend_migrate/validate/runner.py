@@ -376,6 +376,8 @@ class _Dynamic:
         self.ddp_summary: Optional[dict[str, Any]] = None
         self.run_outcome: Optional[dict[str, Any]] = None  # how a failed child run ended (validate.child)
         self.command_run = None  # validate.command.CommandRun of a command validation
+        self.ddp_run = None  # the CommandRun of the two-process run, when it was a run of its own
+        self._ddp_result: Optional[CheckResult] = None  # decided once: the edit-site item reads its records
         self.sites = None  # validate.command.EditSites of the tree
         self._compared = False
 
@@ -640,8 +642,10 @@ class _Dynamic:
             try:
                 run = cmd.run_command(argv, self.root, device=self.opts.device, steps=steps,
                                       seed=self.golden_meta.get("seed", 0), threads=self.golden_meta.get("threads", 1),
+                                      sites=self.sites.python if self.sites else None,
                                       idle_s=min(self.opts.idle_s or 600.0, timeout), cap_s=timeout,
                                       pass_env=self.opts.pass_env)
+                self.ddp_run = run
             except Exception as exc:
                 return CheckResult("fail", [{"message": f"could not run {' '.join(argv)}: {type(exc).__name__}: {exc}"}]
                                    + uses, "the distributed run could not start")
@@ -697,6 +701,14 @@ class _Dynamic:
                         mine[line] = status
             for path, lines in (rec.get("site_details") or {}).items():
                 details.setdefault(path, {}).update(lines)
+        # The two-process run reaches what only distributed training runs (process-group set-up,
+        # the DDP wrapper); it runs the same tree, so a site it ran, ran. Decided here if not yet.
+        under_ddp: dict[str, set[int]] = {}
+        if self.opts.command and self.opts.ddp and _uses_distributed(self.project):
+            self._ddp_item()
+            for rec in (self.ddp_run.records if self.ddp_run is not None else []):
+                for path, lines in (rec.get("sites") or {}).items():
+                    under_ddp.setdefault(path, set()).update(n for n, status in lines.items() if status == "ran")
         for rel, lines in sorted(self.sites.python.items()):
             statuses = seen.get(str(self.root / rel))
             reasons = details.get(str(self.root / rel)) or {}
@@ -705,7 +717,9 @@ class _Dynamic:
             for line in lines:
                 what = self.sites.rows.get((rel, line), "")
                 ev = {"path": rel, "line": line, "message": what}
-                if statuses is None or never:
+                if (statuses is None or statuses.get(line) != "ran") and line in under_ddp.get(str(self.root / rel), ()):
+                    ran.append(dict(ev, message=f"ran in the two-process run: {what}"))
+                elif statuses is None or never:
                     unloaded.append(dict(ev, message=f"module not loaded by the command: {what}"))
                 elif statuses.get(line) == "ran":
                     ran.append(dict(ev, message=f"ran: {what}"))
@@ -746,6 +760,11 @@ class _Dynamic:
                                                       "touch; run the command that reaches the changed code")
 
     def _ddp_item(self) -> CheckResult:
+        if self._ddp_result is None:
+            self._ddp_result = self._decide_ddp()
+        return self._ddp_result
+
+    def _decide_ddp(self) -> CheckResult:
         hits = _uses_distributed(self.project)
         if not hits:
             return CheckResult("skip", [{"message": "the project does not use torch.distributed"}],

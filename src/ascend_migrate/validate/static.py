@@ -615,15 +615,18 @@ def check_init_files(ctx: StaticContext) -> CheckResult:
     py = set(project.python_files)
     roots = _source_roots(project)
     missing: dict[str, dict] = {}
+    importers: dict[str, list[str]] = {}  # every file that imports the directory, not only the first
     packages_ok: set[str] = set()
 
     def need(dir_rel: str, rel: str, line: int, why: str) -> None:
         init = f"{dir_rel}/__init__.py" if dir_rel else "__init__.py"
         if init in py:
             packages_ok.add(dir_rel)
-        elif dir_rel not in missing:
+            return
+        if dir_rel not in missing:
             missing[dir_rel] = location(rel, line, f"{dir_rel or '.'}/ has no __init__.py ({why})",
                                         directory=dir_rel or ".")
+        importers.setdefault(dir_rel, []).append(f"{rel}:{line}")
 
     for rel, tree in project.modules():
         here = rel.rsplit("/", 1)[0] if "/" in rel else ""
@@ -654,6 +657,11 @@ def check_init_files(ctx: StaticContext) -> CheckResult:
                             break
                         need(d, rel, node.lineno, f"imported as a package: {name}")
                         prefix = d
+    for d, where in importers.items():
+        seen = list(dict.fromkeys(where))
+        if len(seen) > 1:
+            shown = ", ".join(seen[:6]) + (f" and {len(seen) - 6} more" if len(seen) > 6 else "")
+            missing[d]["message"] += f"; imported at {shown}"
     bad = sorted(missing.values(), key=lambda e: e["directory"])
     good = [{"message": f"{d or '.'}/ is a package"} for d in sorted(packages_ok)]
     return _result(bad, good, f"{len(packages_ok)} imported package(s), all with __init__.py",
