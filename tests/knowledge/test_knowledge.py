@@ -125,3 +125,23 @@ def test_docs_check_in_the_checkout_and_its_help():
     for option in ("--check", "--write", "--root"):
         assert option in help_text  # every option the help names exists (click rejects unknown ones)
     assert _runner().invoke(docs_command, ["--check", "--write", "--root", str(repo)]).exit_code == 2
+
+
+def test_docs_check_names_a_stale_skill_wheel(tmp_path):
+    """A skill folder installs the wheel it carries: `docs --check` must see a wheel that no longer
+    matches the package, as it sees a stale reference."""
+    import shutil
+
+    from ascend_migrate.knowledge.cli import docs_command
+    from ascend_migrate.knowledge.docs import skill_tool_wheels
+
+    repo = Path(__file__).resolve().parents[2]
+    (tmp_path / "src").symlink_to(repo / "src")
+    shutil.copytree(repo / "references", tmp_path / "references")
+    shutil.copytree(repo / "skills", tmp_path / "skills")
+    wheels = sorted(skill_tool_wheels(tmp_path))
+    assert _runner().invoke(docs_command, ["--write", "--root", str(tmp_path)]).exit_code == 0
+    assert _runner().invoke(docs_command, ["--check", "--root", str(tmp_path)]).exit_code == 0
+    (tmp_path / wheels[0]).write_bytes(b"an older build")
+    out = _runner().invoke(docs_command, ["--check", "--root", str(tmp_path)])
+    assert out.exit_code == 1 and f"out of date: {wheels[0]}" in out.output, out.output

@@ -57,13 +57,13 @@ def explain_command(rule: str) -> None:
 @click.option("--root", type=click.Path(path_type=Path, file_okay=False), default=Path("."), show_default=True,
               help="The ascend-migrate checkout that holds references/.")
 def docs_command(write: bool, check: bool, root: Path) -> None:
-    """Regenerate the generated documentation (references/*.md) from the knowledge base.
+    """Regenerate the generated documentation (references/*.md) and the skills' toolkit wheels.
 
     \b
     Run it in (or point --root at) a checkout of ascend-migrate. Exit codes with --check
     (the default): 0 up to date, 1 files out of date (listed), 2 not a checkout or bad usage.
     """
-    from ascend_migrate.knowledge.docs import render_all, write_all
+    from ascend_migrate.knowledge.docs import stale_files, write_all
 
     if write and check:
         raise click.UsageError("use either --write or --check, not both")
@@ -76,9 +76,8 @@ def docs_command(write: bool, check: bool, root: Path) -> None:
         changed = write_all(root)
         click.echo("\n".join(f"wrote {c}" for c in changed) or "references are up to date")
         return
-    stale = [t for t, text in render_all().items()
-             if not (root / t).exists() or (root / t).read_text(encoding="utf-8") != text]
-    click.echo("\n".join(f"out of date: {s}" for s in stale) or "references are up to date")
+    stale = stale_files(root)
+    click.echo("\n".join(f"out of date: {s}" for s in stale) or "references and skill wheels are up to date")
     sys.exit(1 if stale else 0)
 
 

@@ -108,6 +108,20 @@ def skill_tool_wheels(repo_root: Path) -> dict[str, bytes]:
     return {f"skills/{skill}/tools/{name}": data for skill in SKILL_REFERENCES}
 
 
+def stale_files(repo_root: Path) -> list[str]:
+    """What `write_all` would change: references whose text differs and skill wheels whose bytes
+    differ from a wheel built from the package now (a skill folder installs its wheel, so a stale
+    one ships the old toolkit however fresh src/ is)."""
+    stale = [t for t, text in render_all().items()
+             if not (repo_root / t).exists() or (repo_root / t).read_text(encoding="utf-8") != text]
+    for target, data in skill_tool_wheels(repo_root).items():
+        path = repo_root / target
+        stale += [s.relative_to(repo_root).as_posix() for s in sorted(path.parent.glob("*.whl")) if s.name != path.name]
+        if not path.exists() or path.read_bytes() != data:
+            stale.append(target)
+    return stale
+
+
 def write_all(repo_root: Path) -> list[str]:
     """Write every generated reference and skill wheel; return the ones whose content changed."""
     changed = []
