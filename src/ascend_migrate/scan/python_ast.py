@@ -37,6 +37,10 @@ NPU_ENTRY = re.compile(r"^(npu(:\d+)?|hccl)$")
 TYPE_CHECKS = {"isinstance", "issubclass"}
 PROSE_KEYWORDS = {"help", "description", "epilog", "msg", "message", "doc", "usage"}
 NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
+NCCL_ANY_CASE = re.compile(r"(?i)nccl")
+PROCESS_GROUP_CALLS = ("init_process_group", "new_group")  # the calls whose backend transfer_to_npu maps
+UPPER_NCCL_NOTE = (" (not in lower case: transfer_to_npu maps only the spelling 'nccl' to hccl, and only"
+                   " in init_process_group/new_group arguments; write it in lower case where it reaches them)")
 MESSAGE_FUNCS = {"print"}
 MESSAGE_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "log", "write"}
 DEVICE_KWARGS = {"device", "map_location", "device_type", "device_id", "device_ids", "output_device"}
@@ -1026,13 +1030,86 @@ class PythonAnalyzer(FastVisitor):
             self._report_swallowed(call, qual)
             return
         fixes: list[Fix] = []
-        if call is not None:
+        gate = self._bf16_gate(call) if call is not None else None
+        if gate is not None:
+            compare, newer = gate
+            if newer is None:
+                return  # the port's own per-build gate: as guarded as `query() if torch.version.cuda else ...`
+            fixes += self._bf16_gate_fixes(rule, compare, newer)
+        elif call is not None:
             text = self.seg(call)
             fixes.append(self._fix("transfer", rule, [self._replace(call, f"({text} or (0, 0))")],
                                    "fall back to (0, 0) when the NPU reports no capability"))
             fixes.append(self._fix("agnostic", rule, [self._replace(call, f"({text} if torch.version.cuda else (0, 0))")],
                                    "query the capability only on CUDA builds", requires=("torch",)))
         self.report(rule, target, qual, fixes=fixes)  # the call's arguments are visited with the call
+
+    def _bf16_gate(self, query: ast.AST) -> Optional[tuple[ast.Compare, Optional[bool]]]:
+        """`get_device_capability()[0] >= 8` (or `>= (8, 0)`, `< 8`, ...) where the answer picks
+        bf16 or fp16: the comparison, and whether it holds on the newer (bf16) devices (None for
+        a gate the agnostic style already split per build: nothing left to do). None for any
+        other use of the query."""
+        parent = self.parent(query)
+        operand: ast.AST = query
+        if isinstance(parent, ast.Subscript) and _literal_in(parent.slice, (0,)):
+            operand, parent = parent, self.parent(parent)
+            thresholds = {(ast.GtE, 8): True, (ast.Gt, 7): True, (ast.Lt, 8): False, (ast.LtE, 7): False}
+        else:
+            thresholds = {(ast.GtE, (8, 0)): True, (ast.GtE, (8,)): True,
+                          (ast.Lt, (8, 0)): False, (ast.Lt, (8,)): False}
+        if not (isinstance(parent, ast.Compare) and len(parent.ops) == 1):
+            return None
+        op = type(parent.ops[0])
+        if parent.left is operand:
+            other = parent.comparators[0]
+        else:
+            other = parent.left
+            op = {ast.GtE: ast.LtE, ast.LtE: ast.GtE, ast.Gt: ast.Lt, ast.Lt: ast.Gt}.get(op, op)
+        try:
+            bound = ast.literal_eval(other)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return None
+        newer = thresholds.get((op, bound)) if isinstance(bound, (int, tuple)) else None
+        if newer is None:
+            return None
+        # Up through `and`/`or`/`not` to where the answer is used.
+        used: ast.AST = parent
+        site = self.parent(used)
+        while isinstance(site, ast.BoolOp) or (isinstance(site, ast.UnaryOp) and isinstance(site.op, ast.Not)):
+            used, site = site, self.parent(site)
+        if isinstance(site, ast.IfExp) and site.body is used and self.qualname(site.test) == "torch.version.cuda":
+            return parent, None  # already asked per build
+        if isinstance(site, ast.IfExp) and site.test is used:
+            chooses = _names_precision(site.body) or _names_precision(site.orelse)
+        elif isinstance(site, ast.If) and site.test is used:
+            chooses = any(_names_precision(stmt) for stmt in (*site.body, *site.orelse))
+        elif isinstance(site, (ast.Assign, ast.AnnAssign, ast.NamedExpr)) and site.value is used:
+            targets = site.targets if isinstance(site, ast.Assign) else [site.target]
+            chooses = any(_names_precision(t) for t in targets)
+        elif isinstance(site, ast.keyword) and site.arg:
+            chooses = bool(PRECISION_WORD.search(site.arg))
+        else:
+            chooses = False
+        return (parent, newer) if chooses else None
+
+    def _bf16_gate_fixes(self, rule: Rule, compare: ast.Compare, newer: bool) -> list[Fix]:
+        """Ask the device whether it supports bf16 instead of reading CUDA's compute capability,
+        which an NPU does not have (the fallback to (0, 0) would pick fp16 on a 910B)."""
+        transfer = f"{self._torch_prefixed('torch.cuda.is_bf16_supported')}()"  # torch.npu's under transfer_to_npu
+        module = f"{self._torch_prefixed('torch.get_device_module')}({ACCEL_TYPE})"
+        agnostic = f"{ACCEL_TYPE} is not None and getattr({module}, \"is_bf16_supported\", lambda: False)()"
+        if not newer:
+            transfer, agnostic = f"not {transfer}", f"not ({agnostic})"
+        parent = self.parent(compare)
+        if not isinstance(parent, (ast.IfExp, ast.If, ast.Assign, ast.AnnAssign, ast.keyword, ast.BoolOp, ast.UnaryOp)):
+            transfer = f"({transfer})"
+        cuda_build = self._torch_prefixed("torch.version.cuda")
+        return [self._fix("transfer", rule, [self._replace(compare, transfer)],
+                          "ask the device whether it supports bf16 (the query reports no capability on NPU)"),
+                self._fix("agnostic", rule,
+                          [self._replace(compare, f"({self.seg(compare)} if {cuda_build} else {agnostic})")],
+                          "keep the capability test on CUDA builds; elsewhere ask the accelerator whether it"
+                          " supports bf16", requires=("torch", "device_type", "torch>=2.4"))]
 
     def _check_call_attribute(self, node: ast.Attribute) -> None:
         for rule in self.kb.rules_of_kind("call-attribute"):
@@ -1272,6 +1349,14 @@ class PythonAnalyzer(FastVisitor):
                 pairs.append((key.value, default, default, f"--{key.value} default"))
         else:
             pairs += [(kw.arg, kw.value, kw, kw.arg) for kw in node.keywords if kw.arg]
+            # a dataclass field's default (`optim: str = field(default="paged_adamw_32bit")`): the
+            # option a HfArgumentParser builds from the field's name
+            owner = self.parent(node)
+            if name == "field" and isinstance(owner, ast.AnnAssign) and owner.value is node \
+                    and isinstance(owner.target, ast.Name):
+                default = next((k.value for k in node.keywords if k.arg == "default"), None)
+                if default is not None:
+                    pairs.append((owner.target.id, default, default, f"{owner.target.id} default"))
         for rule in rules:
             keys = rule.match["keys"]
             for key, value, where, label in pairs:
@@ -1280,7 +1365,10 @@ class PythonAnalyzer(FastVisitor):
                     continue
                 if re.fullmatch(spec["values"], str(value.value)):
                     self._handled.add(id(value))
-                    self.report(rule, where, f"{label}={value.value!r}", detail=spec["note"])
+                    new = (spec.get("replace") or {}).get("python")
+                    fixes = [self._fix(style, rule, [self._replace(value, new)], f"set {key} to {new}")
+                             for style in ("transfer", "agnostic") if rule.fix_kind(style) == "safe"] if new else []
+                    self.report(rule, where, f"{label}={value.value!r}", fixes=fixes, detail=spec["note"])
 
     def _imports_module(self, top: str) -> bool:
         """Does this module import `top` (or a submodule of it) anywhere?
@@ -1898,20 +1986,39 @@ class PythonAnalyzer(FastVisitor):
         as the backend argument of a process-group call the agnostic style derives it instead."""
         rule = self.kb.rule("DS001")
         fixes = []
+        # A branch of a conditional backend (`"NCCL" if has_gpu else "GLOO"`) is the argument too.
+        arg: ast.AST = node
         parent = self.parent(node)
+        while isinstance(parent, ast.IfExp) and parent.test is not arg:
+            arg, parent = parent, self.parent(parent)
         is_backend_arg = False
+        pg_call = False  # an argument of the calls transfer_to_npu wraps
         if isinstance(parent, ast.keyword) and parent.arg == "backend":
             call = self.parent(parent)
             is_backend_arg = isinstance(call, ast.Call)
-        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is node:
+            pg_call = is_backend_arg and (self.qualname(call.func) or "").endswith(PROCESS_GROUP_CALLS)  # type: ignore[union-attr]
+        elif isinstance(parent, ast.Call) and parent.args and parent.args[0] is arg:
             qual = self.qualname(parent.func) or ""
-            is_backend_arg = qual.endswith(("init_process_group", "new_group"))
+            is_backend_arg = pg_call = qual.endswith(PROCESS_GROUP_CALLS)
+        suffix = ""
+        if not symbol and "nccl" not in value:
+            # transfer_to_npu's wrapper replaces the lower-case substring only; torch lower-cases
+            # the name afterwards, so "NCCL" still reaches torch as nccl, which Ascend lacks.
+            if pg_call:
+                lowered = self.seg(node).replace(value, NCCL_ANY_CASE.sub("nccl", value))
+                # Safe whatever the rule says for the style: torch reads the name in lower case anyway.
+                fixes.append(Fix(style="transfer", edits=(self._replace(node, lowered),), safety="safe",
+                                 description="spell the backend in lower case, the only spelling"
+                                             " transfer_to_npu maps to hccl"))
+            else:
+                suffix = UPPER_NCCL_NOTE
         if is_backend_arg and value.lower() == "nccl":
             text = f"{self._torch_prefixed('torch.distributed.get_default_backend_for_device')}({DEVICE_TYPE})"
             fixes.append(self._fix("agnostic", rule, [self._replace(node, text)],
                                    "derive the backend from the device (torch >= 2.6)",
                                    requires=("torch", "device_type", "torch>=2.6")))
-        self.report(rule, node, symbol or value, fixes=fixes, confidence="high" if is_backend_arg else "medium")
+        self.report(rule, node, symbol or value, fixes=fixes, confidence="high" if is_backend_arg else "medium",
+                    suffix=suffix)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         for rule in self.kb.rules_of_kind("keyword-value"):
@@ -1925,6 +2032,22 @@ class PythonAnalyzer(FastVisitor):
 
 
 # --------------------------------------------------------------------- helpers
+PRECISION_WORD = re.compile(r"(?i)(?:^|_)(?:bf16|bfloat16|fp16|float16)(?:_|$)")
+
+
+def _names_precision(node: ast.AST) -> bool:
+    """Does this code name a half-precision choice (`torch.bfloat16`, `.half()`, "bf16",
+    `use_bf16`, `amp_dtype_fp16`)?"""
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Attribute) and (sub.attr == "half" or PRECISION_WORD.search(sub.attr)):
+            return True
+        if isinstance(sub, ast.Name) and PRECISION_WORD.search(sub.id):
+            return True
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str) and PRECISION_WORD.search(sub.value):
+            return True
+    return False
+
+
 _DEVICE_WORD = re.compile(r"(^|_)(device|dev|devices|place|accelerator|backend_device)(_|$|\d)", re.I)
 
 
