@@ -5,6 +5,7 @@
     ascend-migrate kb versions                                     releases with coverage
     ascend-migrate kb show 2.1.0                                   what transfer_to_npu covers there
     ascend-migrate kb diff 2.1.0.post10 2.13.0                     what changed between two releases
+    ascend-migrate kb ops-sync --torch-npu 2.6.0 --op-plugin DIR   which aten operators it runs on the NPU
 
 `kb sync` never writes into the installed package: it writes to the user's data folder
 (`knowledge.user_data`, read before the packaged coverage) or to `--out`, atomically; a release
@@ -200,3 +201,49 @@ def diff_command(a: str, b: str) -> None:
     except KnowledgeError as exc:
         raise click.ClickException(str(exc)) from exc
     click.echo(json.dumps(result, indent=1, sort_keys=True))
+
+
+@kb_group.command(name="ops-sync")
+@click.option("--torch-npu", "version", required=True, help="The torch_npu release, e.g. 2.1.0.post10.")
+@click.option("--op-plugin", "op_plugin", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="A checkout of Ascend/op-plugin (a work tree, or a git directory read with --op-plugin-rev).")
+@click.option("--op-plugin-rev", default=None,
+              help="The op-plugin commit to read (default: the one --pytorch pins, else the work tree).")
+@click.option("--pytorch", "pytorch", type=click.Path(exists=True, file_okay=False, path_type=Path), default=None,
+              help="A checkout of Ascend/pytorch (torch_npu's own registrations; its submodule pin).")
+@click.option("--pytorch-rev", default=None, help="The Ascend/pytorch tag or commit of the release.")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for the data file (default: the user's data folder, read before the packaged data).")
+@click.option("--force", is_flag=True, help="Replace the data of a release that has some already.")
+def ops_sync_command(version: str, op_plugin: Path, op_plugin_rev: Optional[str], pytorch: Optional[Path],
+                     pytorch_rev: Optional[str], out_dir: Optional[Path], force: bool) -> None:
+    """Write which aten operators torch_npu VERSION runs on the NPU, read from op-plugin's registry.
+
+    Give the op-plugin commit the release pins (the third_party/op-plugin submodule of
+    Ascend/pytorch at the release's tag): --pytorch DIR --pytorch-rev TAG finds it."""
+    from ascend_migrate.knowledge import npu_ops
+
+    try:
+        torch_npu = npu_ops.open_tree(pytorch, pytorch_rev) if pytorch is not None else None
+        rev = op_plugin_rev
+        if rev is None and torch_npu is not None:
+            rev = torch_npu.submodule("third_party/op-plugin")
+            if rev is None:
+                raise npu_ops.RegistryError("--pytorch: no op-plugin submodule pin found (give --pytorch-rev "
+                                            "on a git directory, or --op-plugin-rev)")
+        doc = npu_ops.build_ops(version, npu_ops.open_tree(op_plugin, rev), torch_npu)
+    except (npu_ops.RegistryError, ValueError) as exc:
+        raise click.ClickException(str(exc)) from exc
+    base = out_dir if out_dir is not None else npu_ops.user_ops_dir()
+    path = base / npu_ops.ops_filename(version)
+    if path.exists() and not force:
+        raise click.ClickException(f"{path} exists; give --force to replace it")
+    try:
+        write_atomic(path, npu_ops.render(doc), force=True)
+    except (SyncError, OSError) as exc:
+        raise click.ClickException(f"{path}: cannot write: {exc}") from exc
+    src = doc["source"]
+    click.echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
+    click.echo(f"  torch {doc['torch_version']}: {len(doc['aten'])} aten overloads with an NPU kernel "
+               f"(+{len(doc['torch_npu_own'])} torch_npu's own), {src['layout']} {src['file']} "
+               f"at op-plugin {src['op_plugin_commit']}")
