@@ -251,6 +251,12 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
         text = data.decode("utf-8", errors="surrogateescape")
         rewritten = rewrite_config(kb, rel, text, job.config_kind, file_opts)
     outcome.changes, outcome.manual = rewritten.changes, rewritten.manual
+    # a rule that holds only under an old release of a library the project pins (`needs_pin`) is
+    # listed where the scan, which reads the pins, reported it
+    pinned = {r.id for r in kb.rules.values() if r.match.get("needs_pin")}
+    if pinned:
+        reported = {(f.line, f.rule) for f in task.findings}
+        outcome.manual = [c for c in outcome.manual if c.rule not in pinned or (c.start_line, c.rule) in reported]
     if rewritten.error:
         outcome.error = rewritten.error
     elif rewritten.text != text:

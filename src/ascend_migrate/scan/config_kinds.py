@@ -33,6 +33,12 @@ _KINDS: tuple[tuple[str, frozenset[str], frozenset[str]], ...] = (
                             "master_port", "dist_backend", "dist_url", "ddp_backend", "distributed_backend",
                             "launcher", "world_size", "local_rank", "num_gpus", "n_gpu", "gpus", "gpu_ids",
                             "cuda_visible_devices", "CUDA_VISIBLE_DEVICES"}), frozenset()),
+    # Hugging Face trainer recipes (TRL / alignment-handbook / open-instruct style): the
+    # TrainingArguments and model options of a run written as YAML or JSON
+    ("Hugging Face training recipe", frozenset({"per_device_train_batch_size", "gradient_accumulation_steps",
+                                               "model_name_or_path", "use_liger_kernel", "load_in_4bit",
+                                               "load_in_8bit", "attn_implementation", "lora_target_modules"}),
+     frozenset()),
     ("Hydra/OmegaConf", frozenset({"hydra", "_target_"}), frozenset()),
     ("Hydra/OmegaConf", frozenset(), frozenset({"defaults"})),
     ("Lightning", frozenset({"trainer", "accelerator", "strategy", "seed_everything"}), frozenset()),

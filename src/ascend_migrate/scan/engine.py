@@ -42,7 +42,9 @@ from ascend_migrate.scan.walk import excluded, walk_tree
 MAX_FILE_BYTES = 4 * 1024 * 1024
 INTERNAL_PREFIX = "internal error while analysing"
 DEPENDENCY_FILES = {"setup.py", "setup.cfg", "pyproject.toml", "environment.yml", "environment.yaml"}
-CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
+# Job-scheduler scripts (Slurm, PBS, LSF) are shell scripts under other names.
+CONFIG_SUFFIXES = {".sh": "sh", ".bash": "sh", ".zsh": "sh", ".slurm": "sh", ".sbatch": "sh", ".pbs": "sh",
+                   ".qsub": "sh", ".lsf": "sh", ".yaml": "yaml", ".yml": "yaml", ".json": "json"}
 SUPPRESS = re.compile(r"#\s*ascend-migrate:\s*ignore(?:\[([A-Za-z0-9,\s]+)\])?")
 
 
@@ -436,6 +438,9 @@ def _analyse_other(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, resu
     if job.kind == "launcher":
         result.launches = entries.launches(text, job.config_kind)
         result.counted = False
+        if job.config_kind == "md":
+            result.findings = ts.scan_docs(kb, job.rel, text)
+            _apply_suppressions(result, text)
     return result
 
 
@@ -852,6 +857,7 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
                 result.build_configs.append(rel)
         for fw, line in res.frameworks.items():
             frameworks.setdefault(fw, (rel, line))
+    _drop_unpinned(result, results, kb, root)
     rule = kb.rule("FW001")
     labels = {fw.key: fw for fw in kb.frameworks}
     agnostic = is_agnostic_port(results)
@@ -864,6 +870,62 @@ def _aggregate(result: ScanResult, results: dict[str, FileResult], kb: Knowledge
             confidence="high", symbol=fw.label))
     if agnostic:
         result.findings[:] = [_agnostic_wording(f, kb) for f in result.findings]
+
+
+_PIN_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "environment.yml", "environment.yaml")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    """The first three numbers of a version, padded with zeros (`4.40` -> (4, 40, 0))."""
+    parts = [int(p) for p in re.findall(r"\d+", text)[:3]]
+    return tuple(parts + [0] * (3 - len(parts))) if parts else ()
+
+
+def pinned_ceiling(texts: Iterable[str], package: str) -> Optional[tuple[int, ...]]:
+    """The highest version of `package` the project's pins allow (`==4.40.0` -> 4.40.0,
+    `<4.46` -> just under 4.46, `~=4.38.0` -> 4.38.x), or None when no pin bounds it from above
+    (not listed, `>=` only, a URL): then pip takes the newest release."""
+    spec = re.compile(r"""(?im)^[\s"'\-]*""" + re.escape(package) + r"""\s*(?:\[[^\]]*\])?\s*((?:[=<>~!]=?\s*[\w.*]+\s*,?\s*)+)""")
+    ceiling: Optional[tuple[int, ...]] = None
+    for text in texts:
+        for m in spec.finditer(text):
+            for op, ver in re.findall(r"([=<>~!]=?)\s*([\w.*]+)", m.group(1)):
+                v = _version(ver)
+                if not v:
+                    continue
+                if op in ("==", "<=", "==="):
+                    top = v + (0,)
+                elif op == "<":
+                    top = v + (-1,)  # just under v
+                elif op == "~=":
+                    top = v[:-1] + (1 << 30,) * (4 - len(v[:-1]))
+                else:
+                    continue
+                ceiling = top if ceiling is None else min(ceiling, top)
+    return ceiling
+
+
+def _drop_unpinned(result: ScanResult, results: dict[str, FileResult], kb: KnowledgeBase, root: Path) -> None:
+    """Findings of rules that hold only under an old release of a library (`needs_pin`: the
+    release that added the NPU path) are kept only where the project's requirements, pyproject
+    or setup.py pin that library below it; an unpinned library is the newest release."""
+    gated = {r.id: r.match["needs_pin"] for r in kb.rules.values() if r.match.get("needs_pin")}
+    if not gated or not any(f.rule in gated for f in result.findings):
+        return
+    base = root if root.is_dir() else root.parent
+    texts = []
+    for rel in results:
+        name = rel.rsplit("/", 1)[-1].lower()
+        if name in _PIN_FILES or (name.startswith("requirements") and name.endswith((".txt", ".in"))):
+            try:
+                texts.append((base / rel).read_text(encoding="utf-8", errors="replace")[:262144])
+            except OSError:
+                continue
+    keep = {}
+    for rule_id, pin in gated.items():
+        ceiling = pinned_ceiling(texts, pin["package"])
+        keep[rule_id] = ceiling is not None and ceiling < _version(pin["below"]) + (0,)
+    result.findings[:] = [f for f in result.findings if keep.get(f.rule, True)]
 
 
 def is_agnostic_port(results: dict[str, FileResult]) -> bool:

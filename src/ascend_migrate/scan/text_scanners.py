@@ -432,6 +432,9 @@ def _token_bounds(code: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+_SCHEDULER_DIRECTIVE = re.compile(r"^\s*#(?:SBATCH|PBS|BSUB|\$)\s")
+
+
 def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Finding]:
     """Line scan of shell / YAML / JSON configs for nccl, CUDA_VISIBLE_DEVICES, cuda devices.
 
@@ -441,14 +444,17 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
     keep = RuleCap(path)
     closed = _closed_flags(kb, text)
     for lineno, line in enumerate(text.splitlines(), 1):
-        code = line[: _comment_start(line, kind)]
+        directive = _SCHEDULER_DIRECTIVE.match(line) if kind == "sh" else None
+        # a job scheduler's header (`#SBATCH --gres=gpu:8`) is a comment to the shell, read as options
+        code = line[: _comment_start(line[directive.end():], kind) + directive.end()] if directive else \
+            line[: _comment_start(line, kind)]
         if not code.strip():
             continue
         snippet = _snippet(line)
         echoed = _Echoed(code) if _ECHO.search(code) is not None and not _WRITES_FILE.search(code) else None
         specific = _config_env_and_tools(kb, path, lineno, line, code, closed, snippet=snippet, echoed=echoed)
         if kind != "sh":
-            specific += _config_values(kb, path, lineno, line, code, snippet=snippet)
+            specific += _config_values(kb, path, lineno, line, code, snippet=snippet, form=kind)
         # the generic nccl finding a more specific one of the line covers is not made at all
         claimed = sorted((f.col, f.end_col) for f in specific if f.rule not in _GENERIC_CONFIG_RULES)
         for rule_id, pattern, replacement in _CONFIG_PATTERNS:
@@ -546,9 +552,10 @@ _WRITES_FILE = re.compile(r"""["']\s*(?:>>?|\|\s*tee\b)\s*(?!&|/dev/)""")
 _CONFIG_VALUE_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
 
 
-def _config_value_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object]]:
+def _config_value_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object, dict]]:
     """One regex per (config-value rule, key): the key, then a value the rule's pattern accepts,
-    quoted or not, as a YAML `key: value` or JSON `"key": value` entry."""
+    quoted or not, as a YAML `key: value` or JSON `"key": value` entry; with the key's
+    replacement values per file form (`replace: {yaml: "false"}`, empty when it has none)."""
     held = _CONFIG_VALUE_PATTERNS.get(id(kb))
     if held is None or held[0] is not kb:
         patterns = []
@@ -556,49 +563,63 @@ def _config_value_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", s
             for key, spec in rule.match["keys"].items():
                 regex = re.compile(r"""(?:^|[{,\s])["']?(""" + re.escape(key) + r""")["']?\s*:\s*["']?(""" + spec["values"]
                                    + r""")["']?\s*(?:[,}]|$)""")
-                patterns.append((regex, spec["note"], rule))
+                patterns.append((regex, spec["note"], rule, spec.get("replace") or {}))
         held = _CONFIG_VALUE_PATTERNS[id(kb)] = (kb, patterns)
     return held[1]
 
 
 def _config_values(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str,
-                   snippet: Optional[str] = None) -> list[Finding]:
+                   snippet: Optional[str] = None, form: str = "yaml") -> list[Finding]:
     """config-value rules: settings of a known config kind whose value chooses a GPU-only path
     (`distribution_strategy: mirrored`, `mixed_precision_dtype: float16`); other values of the
-    same key (`tpu`, `bfloat16`, `float32`) are not findings."""
+    same key (`tpu`, `bfloat16`, `float32`) are not findings. A key with a replacement for this
+    file form (`yaml`, `json`) gets an edit of the value alone (`tf32: true` -> `tf32: false`)."""
     out: list[Finding] = []
     snippet = _snippet(line) if snippet is None else snippet
-    for regex, note, rule in _config_value_patterns(kb):
+    for regex, note, rule, replace in _config_value_patterns(kb):
         for m in regex.finditer(code):
             symbol = clip(f"{m.group(1)}: {m.group(2)}")
+            fixes: tuple[Fix, ...] = ()
+            new = replace.get(form)
+            if new is not None:
+                edit = Edit(Position(lineno, m.start(2)), Position(lineno, m.end(2)), str(new))
+                fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"set {m.group(1)} to {new}")
+                              for s in _CONFIG_STYLES if rule.fix_kind(s) == "safe")  # type: ignore[attr-defined]
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(1), end_line=lineno, end_col=m.end(2),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=symbol, detail=note), severity=rule.severity,  # type: ignore[arg-type,attr-defined]
-                confidence="medium", snippet=snippet, symbol=symbol))
+                confidence="medium", snippet=snippet, symbol=symbol, fixes=fixes))
     return out
 
 
 _CLI_FLAG_PATTERNS: dict[int, tuple[KnowledgeBase, list]] = {}
 
 
-def _cli_flag_patterns(kb: KnowledgeBase) -> list[tuple["re.Pattern[str]", str, object, Optional[str],
-                                                        "Optional[re.Pattern[str]]"]]:
+def _cli_flag_patterns(kb: KnowledgeBase, docs: bool = False) -> list[tuple["re.Pattern[str]", str, object, Optional[str],
+                                                                           Optional[str], "Optional[re.Pattern[str]]"]]:
     """The cli-flag rules' regexes, compiled once per knowledge base (not once per line), each
-    with its severity (None: the rule's) and the regex a whole file must match for it to count
-    (None: any file). A flag's entry is its note, or a mapping of `note`, `level` (a value the
-    script fills in is something to check, not a known GPU setting) and `in_files_matching`."""
+    with its severity (None: the rule's), the text that replaces the flag's `value` group (None:
+    no edit) and the regex a whole file must match for it to count (None: any file). A flag's
+    entry is its note, or a mapping of `note`, `level` (a value the script fills in is something
+    to check, not a known GPU setting), `replace` and `in_files_matching`. `docs`: the rules
+    read in a README's code blocks too (`docs: true`); the others are the rules of scripts
+    (a rule with `only_docs: true` is read in documents alone)."""
     held = _CLI_FLAG_PATTERNS.get(id(kb))
     if held is None or held[0] is not kb:
-        patterns = []
+        scripts, documents = [], []
         for rule in kb.rules_of_kind("cli-flag"):
             for flag, spec in rule.match["flags"].items():
                 if isinstance(spec, dict):
                     gate = re.compile(spec["in_files_matching"]) if spec.get("in_files_matching") else None
-                    patterns.append((re.compile(flag), spec["note"], rule, spec.get("level"), gate))
+                    entry = (re.compile(flag), spec["note"], rule, spec.get("level"), spec.get("replace"), gate)
                 else:
-                    patterns.append((re.compile(flag), spec, rule, None, None))
-        held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, patterns)
-    return held[1]
+                    entry = (re.compile(flag), spec, rule, None, None, None)
+                if not rule.match.get("only_docs"):
+                    scripts.append(entry)
+                if rule.match.get("docs"):
+                    documents.append(entry)
+        held = _CLI_FLAG_PATTERNS[id(kb)] = (kb, (scripts, documents))
+    return held[1][1 if docs else 0]
 
 
 def _closed_flags(kb: KnowledgeBase, text: str) -> frozenset[int]:
@@ -621,18 +642,23 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
     if echoed is None and _ECHO.search(code) is not None and not _WRITES_FILE.search(code):
         echoed = _Echoed(code)
     printed = echoed if echoed is not None else _Echoed(code)  # tool names: any echo, file or not
-    for index, (regex, note, rule, level, _) in enumerate(_cli_flag_patterns(kb)):
+    for index, (regex, note, rule, level, replace, _) in enumerate(_cli_flag_patterns(kb)):
         if index in closed:
             continue
         for m in regex.finditer(code):
             if echoed is not None and echoed(m.start()):
                 continue  # `echo "add --quantization awq"` is advice printed, not an option used
             symbol = clip(m.group(0))
+            fixes: tuple[Fix, ...] = ()
+            if replace is not None and "value" in regex.groupindex and m.group("value") is not None:
+                edit = Edit(Position(lineno, m.start("value")), Position(lineno, m.end("value")), replace)
+                fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"pass {replace}")
+                              for s in _CONFIG_STYLES if rule.fix_kind(s) == "safe")  # type: ignore[attr-defined]
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=symbol, detail=note),  # type: ignore[arg-type]
                 severity=level or rule.severity,  # type: ignore[attr-defined]
-                confidence="high", snippet=snippet, symbol=symbol))
+                confidence="high", snippet=snippet, symbol=symbol, fixes=fixes))
     env, tools, any_name = _line_patterns(kb)
     if not any_name.search(code):
         return out
@@ -659,6 +685,45 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
                 message=format_message(rule, symbol=tool, detail=note), severity=rule.severity,  # type: ignore[arg-type, attr-defined]
                 confidence="low", snippet=snippet, symbol=tool))
     return out
+
+
+# --------------------------------------------------------------------------- documents
+_FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
+_SHELL_FENCES = frozenset({"", "sh", "bash", "shell", "console", "zsh", "shell-session", "text"})
+
+
+def scan_docs(kb: KnowledgeBase, path: str, text: str) -> list[Finding]:
+    """A README's shell code blocks (install and usage steps a user copies), read for the
+    cli-flag rules marked `docs: true`: low-confidence findings, at most warnings, never edited
+    (the document is not a script that runs)."""
+    patterns = _cli_flag_patterns(kb, docs=True)
+    if not patterns:
+        return []
+    keep = RuleCap(path)
+    fence = ""
+    for lineno, line in enumerate(text.splitlines(), 1):
+        m = _FENCE.match(line)
+        if m:
+            if not fence:
+                fence = m.group(1) if m.group(2).lower() in _SHELL_FENCES else "-" + m.group(1)
+            elif line.strip().startswith(fence.lstrip("-")):
+                fence = ""
+            continue
+        if not fence or fence.startswith("-"):
+            continue
+        code = line[: _comment_start(line, "sh")]
+        for regex, note, rule, level, _, gate in patterns:
+            if gate is not None and not gate.search(text):
+                continue
+            for hit in regex.finditer(code):
+                symbol = clip(hit.group(0))
+                severity = "info" if (level or rule.severity) == "info" else "warning"  # type: ignore[attr-defined]
+                keep.offer(rule.id, lineno, hit.start(), lambda hit=hit, rule=rule, note=note, symbol=symbol,  # type: ignore[misc]
+                           severity=severity: Finding(
+                    rule=rule.id, path=path, line=lineno, col=hit.start(), end_line=lineno, end_col=hit.end(),  # type: ignore[attr-defined]
+                    message=format_message(rule, symbol=symbol, detail=note), severity=severity,  # type: ignore[arg-type]
+                    confidence="low", snippet=_snippet(line), symbol=symbol))
+    return keep.findings()
 
 
 # --------------------------------------------------------------------------- launch scripts
