@@ -1349,6 +1349,14 @@ class PythonAnalyzer(FastVisitor):
                 pairs.append((key.value, default, default, f"--{key.value} default"))
         else:
             pairs += [(kw.arg, kw.value, kw, kw.arg) for kw in node.keywords if kw.arg]
+            # a dataclass field's default (`optim: str = field(default="paged_adamw_32bit")`): the
+            # option a HfArgumentParser builds from the field's name
+            owner = self.parent(node)
+            if name == "field" and isinstance(owner, ast.AnnAssign) and owner.value is node \
+                    and isinstance(owner.target, ast.Name):
+                default = next((k.value for k in node.keywords if k.arg == "default"), None)
+                if default is not None:
+                    pairs.append((owner.target.id, default, default, f"{owner.target.id} default"))
         for rule in rules:
             keys = rule.match["keys"]
             for key, value, where, label in pairs:
@@ -1357,7 +1365,10 @@ class PythonAnalyzer(FastVisitor):
                     continue
                 if re.fullmatch(spec["values"], str(value.value)):
                     self._handled.add(id(value))
-                    self.report(rule, where, f"{label}={value.value!r}", detail=spec["note"])
+                    new = (spec.get("replace") or {}).get("python")
+                    fixes = [self._fix(style, rule, [self._replace(value, new)], f"set {key} to {new}")
+                             for style in ("transfer", "agnostic") if rule.fix_kind(style) == "safe"] if new else []
+                    self.report(rule, where, f"{label}={value.value!r}", fixes=fixes, detail=spec["note"])
 
     def _imports_module(self, top: str) -> bool:
         """Does this module import `top` (or a submodule of it) anywhere?
