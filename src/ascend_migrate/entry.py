@@ -47,9 +47,10 @@ def exit_on_error(exc: BaseException) -> "NoReturn":
         sys.exit(128 + exc.signum)
     if os.environ.get("ASCEND_MIGRATE_DEBUG"):
         raise exc
-    from ascend_migrate.scan.walk import display
+    from ascend_migrate.printable import printable
 
-    sys.stderr.write(display(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
+    # the message may quote a file name or a field of a shared skill: shown escaped
+    sys.stderr.write(printable(f"ascend-migrate: internal error: {type(exc).__name__}: {exc}") +
                      " (set ASCEND_MIGRATE_DEBUG=1 for the traceback)\n")
     sys.exit(2)
 
