@@ -109,12 +109,14 @@ def test_quiet_prints_only_the_root_cause():
     assert res.returncode == 1 and res.stdout.startswith("npu-out-of-memory\t") and len(res.stdout.splitlines()) == 1
 
 
-def test_exit_codes_are_documented_in_help_and_readme():
+def test_exit_codes_are_documented_in_help_and_docs():
     helptext = run(["--help"]).stdout
     for line in ("0  no known error found", "1  at least one known error found", "2  usage or input error"):
         assert line in helptext
     readme = (REPO / "README.md").read_text()
-    assert "diagnose" in readme and "0 no known error found, 1 a known error found, 2 usage or input error" in " ".join(readme.split())
+    assert "diagnose" in readme and "docs/host.md" in readme  # the README points at the page
+    page = (REPO / "docs" / "host.md").read_text()
+    assert "diagnose" in page and "0 no known error found, 1 a known error found, 2 usage or input error" in " ".join(page.split())
 
 
 def test_generated_reference_is_current():

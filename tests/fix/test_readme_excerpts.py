@@ -1,6 +1,7 @@
-"""The diffs the README shows are what the migrator does to the example today.
+"""The diffs the documentation shows are what the migrator does to the example today.
 
-A block after `<!-- migrate-excerpt: STYLE -->` is an excerpt of `ascend-migrate migrate
+The README and every page under docs/ are read (the excerpts live in docs/migrate.md). A block
+after `<!-- migrate-excerpt: STYLE -->` is an excerpt of `ascend-migrate migrate
 examples/cifar_trainer --style STYLE`: every hunk header it shows must be in the real diff, and
 the lines under it must open that real hunk (an excerpt may stop early).
 """
@@ -34,11 +35,13 @@ def _hunks(diff: str) -> dict[tuple[str, str], list[str]]:
     return hunks
 
 
-EXCERPTS = BLOCK.findall((ROOT / "README.md").read_text(encoding="utf-8"))
+DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("**/*.md"))]
+EXCERPTS = [found for page in DOCS for found in BLOCK.findall(page.read_text(encoding="utf-8"))]
 
 
-def test_readme_has_excerpts():
+def test_docs_have_excerpts():
     assert {style for style, _ in EXCERPTS} == {"transfer", "agnostic"}
+    assert BLOCK.findall((ROOT / "docs" / "migrate.md").read_text(encoding="utf-8")), "docs/migrate.md shows no diff"
 
 
 @pytest.mark.parametrize("style,block", EXCERPTS, ids=[s for s, _ in EXCERPTS])
@@ -47,5 +50,5 @@ def test_readme_excerpt_matches_the_migrator(style, block):
     shown = _hunks(block)
     assert shown, "the excerpt has no hunk"
     for key, lines in shown.items():
-        assert key in real, f"README shows {key}, the migrator's {style} diff has {sorted(real)}"
-        assert real[key][: len(lines)] == lines, f"README hunk {key} differs from the migrator's"
+        assert key in real, f"the docs show {key}, the migrator's {style} diff has {sorted(real)}"
+        assert real[key][: len(lines)] == lines, f"docs hunk {key} differs from the migrator's"
