@@ -389,9 +389,65 @@ class NpuOps:
     def supported(self, op: str) -> bool:
         return self.paths(op) is not None
 
+    def judge(self, op: str) -> tuple[str, bool]:
+        """(the name torch_npu's warning gives `op`, whether it has an NPU kernel).
+
+        A functional or in-place aten overload that torch computes through a structured `out`
+        overload (`isin.Tensor_Tensor` -> `isin.Tensor_Tensor_out`) has a kernel when that `out`
+        overload has one, and torch_npu names the `out` overload when neither has."""
+        if self.supported(op):
+            return op, True
+        name = op.split("::", 1)[1] if op.startswith("aten::") else None
+        delegate = structured_delegates().get(name) if name else None
+        if delegate is not None:
+            full = f"aten::{delegate}"
+            return (op, True) if self.supported(full) else (full, False)
+        return op, False
+
+    def warning_table(self, names: Iterable[str]) -> tuple[list[str], dict[str, str]]:
+        """For the emulated device: the supported ones among `names` (full operator names) and
+        the warning name of each unsupported one named otherwise."""
+        supported, renamed = [], {}
+        for op in names:
+            shown, ok = self.judge(op)
+            if ok:
+                supported.append(op)
+            elif shown != op:
+                renamed[op] = shown
+        return supported, renamed
+
     @property
     def _own(self) -> frozenset[str]:
         return frozenset(self.data.get("torch_npu_own") or ())
+
+
+_FUNC_RE = re.compile(r"^- func: ([A-Za-z0-9_.]+)\(")
+_DELEGATE_RE = re.compile(r"^\s+structured_delegate: ([A-Za-z0-9_.]+)\s*$")
+
+
+@lru_cache(maxsize=1)
+def structured_delegates() -> dict[str, str]:
+    """{overload: its structured out overload} from the native_functions.yaml torch ships (in
+    torchgen); empty when that file is not installed."""
+    try:
+        import torchgen
+
+        path = Path(torchgen.__file__).resolve().parent / "packaged" / "ATen" / "native" / "native_functions.yaml"
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (ImportError, OSError):
+        return {}
+    out: dict[str, str] = {}
+    current = None
+    for line in lines:
+        m = _FUNC_RE.match(line)
+        if m:
+            current = m[1]
+            continue
+        if current is not None:
+            d = _DELEGATE_RE.match(line)
+            if d:
+                out[current] = d[1]
+    return out
 
 
 @lru_cache(maxsize=32)

@@ -30,6 +30,7 @@
 
 #include <atomic>
 #include <map>
+#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -49,6 +50,22 @@ bool g_zero_copy = true;
 std::atomic<bool> g_count_copying{false};
 std::mutex g_copying_mutex;
 std::map<std::string, int64_t> g_copying;
+
+// Which operators reach the device's CPU route (what torch_npu would run on the NPU or, lacking a
+// kernel, fall back to the CPU for), named as torch_npu's fallback warning names them
+// (`aten::isin.Tensor_Tensor_out`), with the dtypes of their tensor inputs. Off by default: one
+// relaxed load per routed op when off.
+std::atomic<bool> g_record_ops{false};
+std::mutex g_record_mutex;
+std::map<std::string, std::map<std::string, int64_t>> g_recorded;  // op -> input dtypes -> count
+
+// torch_npu's fallback warning, printed once per operator a release has no NPU kernel for. Set
+// from Python with the release's supported operators; nothing printed unless set.
+std::atomic<bool> g_warn_fallback{false};
+std::set<std::string> g_supported;
+std::map<std::string, std::string> g_warn_name;  // an op torch_npu's warning names otherwise
+std::set<const void*> g_seen;                     // operators looked at already (by schema address)
+std::set<std::string> g_warned;
 thread_local c10::DeviceIndex t_current_device = 0;
 
 // ---------------------------------------------------------------------------------- memory
@@ -463,7 +480,48 @@ void run_zero_copy(const c10::OperatorHandle& op, torch::jit::Stack* stack, c10:
   }
 }
 
+std::string op_label(const c10::OperatorHandle& op) {
+  const auto& schema = op.schema();
+  return schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
+}
+
+void note_op(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
+  if (g_warn_fallback.load(std::memory_order_relaxed)) {
+    std::lock_guard<std::mutex> lock(g_record_mutex);
+    if (g_seen.insert(&op.schema()).second) {
+      const std::string name = op_label(op);
+      const auto renamed = g_warn_name.find(name);
+      const std::string shown = renamed == g_warn_name.end() ? name : renamed->second;
+      if (!g_supported.count(name) && g_warned.insert(shown).second) {
+        std::fprintf(stderr, "[W npu_cpu_fallback] Warning: CAUTION: The operator '%s' is not currently supported "
+                     "on the NPU backend and will fall back to run on the CPU. This may have performance "
+                     "implications. (function npu_cpu_fallback)\n", shown.c_str());
+        std::fflush(stderr);
+      }
+    }
+  }
+  if (g_record_ops.load(std::memory_order_relaxed)) {
+    const std::string name = op_label(op);
+    const auto n = op.schema().arguments().size();
+    std::string dtypes;
+    auto add = [&](const at::Tensor& t) {  // a Python number wrapped as a tensor is no device data
+      if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return;
+      if (!dtypes.empty()) dtypes += ",";
+      dtypes += c10::toString(t.scalar_type());
+    };
+    for (auto it = stack->end() - static_cast<std::ptrdiff_t>(n); it != stack->end(); ++it) {
+      if (it->isTensor()) add(it->toTensor());
+      else if (it->isTensorList()) for (const at::Tensor& t : it->toTensorList()) add(t);
+    }
+    std::lock_guard<std::mutex> lock(g_record_mutex);
+    ++g_recorded[name][dtypes];
+  }
+}
+
 void run_on_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  if (g_record_ops.load(std::memory_order_relaxed) || g_warn_fallback.load(std::memory_order_relaxed)) {
+    note_op(op, stack);
+  }
   const auto npu = check_devices(op, stack);
   if (npu && g_zero_copy && zero_copy_ok(op, stack)) {
     run_zero_copy(op, stack, *npu);
@@ -730,4 +788,20 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   }, "start (true) or stop counting the ops that copy their operands; returns the counts so far");
   m.def("memory_counters", &emulated_npu::memory_counters, "(allocated, peak, allocation calls)");
   m.def("reset_peak", &emulated_npu::reset_peak);
+  m.def("record_ops", [](bool on) {
+    emulated_npu::g_record_ops = on;
+    std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
+    auto seen = emulated_npu::g_recorded;
+    emulated_npu::g_recorded.clear();
+    return seen;
+  }, "start (true) or stop recording the operators the device routes; returns {op: {input dtypes: count}} so far");
+  m.def("warn_fallback", [](std::vector<std::string> supported, std::map<std::string, std::string> names) {
+    std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
+    emulated_npu::g_supported = std::set<std::string>(supported.begin(), supported.end());
+    emulated_npu::g_warn_name = std::move(names);
+    emulated_npu::g_seen.clear();
+    emulated_npu::g_warned.clear();
+    emulated_npu::g_warn_fallback = true;
+  }, "print torch_npu's fallback warning once for each routed operator not in `supported` "
+     "(under the name `names` gives it, if any)");
 }

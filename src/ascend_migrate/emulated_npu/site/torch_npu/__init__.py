@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 from pathlib import Path
+from typing import Optional
 
 import torch
 
@@ -46,6 +47,37 @@ _ROUTED_OPS = _C.route_cpu_kernels()
 AUTOCAST_CASTS = os.environ.get(_build.AUTOCAST_ENV, "1") != "0"
 if AUTOCAST_CASTS:
     _C.register_autocast()
+
+
+def _warn_fallbacks() -> Optional[str]:
+    """Print torch_npu's fallback warning, once per operator, for the operators the imitated
+    release has no NPU kernel for, as the NPU host would. Only when ascend_migrate knows that
+    release's operators; NPU_STANDIN_OPS_RELEASE names another release than the imitated one
+    (whose coverage drives transfer_to_npu), NPU_STANDIN_FALLBACK_WARNINGS=0 turns it off.
+    Returns the release used."""
+    if os.environ.get(FALLBACK_WARNINGS_ENV, "1") == "0":
+        return None
+    try:
+        from ascend_migrate.knowledge import npu_ops
+    except ImportError:
+        return None
+    try:
+        release = os.environ.get(OPS_RELEASE_ENV) or __version__
+        ops = npu_ops.load_ops(release) if release in npu_ops.ops_versions() else None
+    except Exception:  # unreadable data: the run goes on without the warnings
+        return None
+    if ops is None:
+        return None
+    names = [n for n in torch._C._dispatch_get_all_op_names() if n.startswith("aten::")]
+    supported, renamed = ops.warning_table(names)
+    _C.warn_fallback(supported, renamed)
+    return ops.version
+
+
+FALLBACK_WARNINGS_ENV = "NPU_STANDIN_FALLBACK_WARNINGS"
+OPS_RELEASE_ENV = "NPU_STANDIN_OPS_RELEASE"
+#: The release whose operator data the fallback warnings follow (None: no warnings).
+FALLBACK_WARNINGS_RELEASE = _warn_fallbacks()
 
 from torch_npu import npu  # noqa: E402  (needs the backend renamed and the extension loaded)
 
