@@ -28,6 +28,7 @@ LAZY_COMMANDS: dict[str, str] = {
     "skill": "ascend_migrate.skillgen.cli:skill_command",
     "scaffold": "ascend_migrate.scaffold.cli:scaffold_command",
     "replay": "ascend_migrate.replay:replay_command",
+    "ops": "ascend_migrate.validate.ops_cli:ops_command",
 }
 
 

@@ -13,6 +13,8 @@ ENV_STEPS = "ASCEND_MIGRATE_HARNESS_STEPS"  # stop after this many counted steps
 ENV_SEED = "ASCEND_MIGRATE_HARNESS_SEED"  # seed applied when torch has been imported
 ENV_THREADS = "ASCEND_MIGRATE_HARNESS_THREADS"  # torch.set_num_threads at the same moment
 ENV_SITES = "ASCEND_MIGRATE_HARNESS_SITES"  # JSON file naming the edit sites to probe
+ENV_OPS = "ASCEND_MIGRATE_HARNESS_OPS"  # record the operators reaching the npu (operators.py)
+ENV_OPS_SECONDS = "ASCEND_MIGRATE_HARNESS_OPS_SECONDS"  # ... and stop after this many seconds
 
 # Set by the harness itself around its one re-launch of a probed `__main__` script.
 ENV_RELAUNCHED = "ASCEND_MIGRATE_HARNESS_RELAUNCHED"
@@ -25,6 +27,7 @@ STOP_EXIT_CODE = 86
 SCHEMA = "ascend-migrate/harness-record/1"
 RECORD_PREFIX = "rank-"  # rank-<RANK>-<pid>.json
 PROGRESS_PREFIX = "progress-"  # progress-<pid>.txt: "<steps> <skipped> <unix time> <rank>"
+OPS_PREFIX = "ops-"  # ops-<pid>.json: the operators a process sent to the npu
 SITES_FILE = "sites.json"  # {"files": {absolute path: [line, ...]}}
 
 # The probe inserted before each edit-site statement: a builtin, so it needs no import.

@@ -20,7 +20,7 @@ import time
 import types
 import weakref
 
-from . import PROGRESS_PREFIX, RECORD_PREFIX, SCHEMA, STOP_EXIT_CODE
+from . import ENV_OPS, PROGRESS_PREFIX, RECORD_PREFIX, SCHEMA, STOP_EXIT_CODE
 
 _UNSCALED = "_ascend_migrate_unscaled"  # attribute put on a GradScaler-scaled loss
 _WRAPPED = "_ascend_migrate_wrapped"
@@ -201,6 +201,9 @@ def _patch_torch(torch):
     scaler = getattr(amp, "GradScaler", None) if amp is not None else None
     if scaler is not None:
         _patch_scaler_family(scaler)
+    if os.environ.get(ENV_OPS):
+        from . import operators
+        operators.start_if_asked()
 
 
 def _attribute_path(obj, dotted):
@@ -725,6 +728,9 @@ def _stop():
     code = 0 if _soft_exit() else STOP_EXIT_CODE
     if S.params is None:
         S.params = _param_summary()
+    if os.environ.get(ENV_OPS):
+        from . import operators
+        operators.write("stopped")
     _write_record("stopped", {"code": code})
     _flush_all()
     _end_children()
