@@ -59,6 +59,16 @@ def test_readme_code_blocks_are_read_for_install_and_launch_steps(tmp_path):
     assert all(f.confidence == "low" and f.severity == "warning" and not f.fixes for f in found)
 
 
+def test_readme_launch_lines_are_read_for_bitsandbytes_and_liger_flags(tmp_path):
+    (tmp_path / "README.md").write_text(
+        "# Recipes\n\n```bash\naccelerate launch sft.py --use_liger_kernel true \\\n    --optim paged_adamw_32bit\n"
+        "accelerate launch sft.py --use_liger_kernel false --optim adamw_torch\n```\n\n"
+        "Pass `--optim paged_adamw_32bit` or `--use_liger_kernel true` to save memory.\n")
+    found = [f for f in scan(tmp_path, use_cache=False).findings if f.path == "README.md"]
+    assert sorted((f.line, f.rule) for f in found) == [(4, "HF007"), (5, "HF002")]
+    assert all(f.confidence == "low" and f.severity == "warning" and not f.fixes for f in found)
+
+
 def test_job_scheduler_scripts_are_shell_scripts(tmp_path):
     for name in ("run.slurm", "run.sbatch", "job.pbs"):
         job = classify(name)

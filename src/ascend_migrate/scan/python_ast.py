@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass, field
-from typing import Iterable, Optional, Union
+from typing import Callable, Iterable, Optional, Union
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message
 from ascend_migrate.scan.entries import is_main_guard
@@ -352,6 +352,7 @@ class PythonAnalyzer(FastVisitor):
         self._handled: set[int] = set()  # node ids already reported by a more specific rule
         self._receivers: set[int] = set()  # handled `x.method` nodes whose receiver `x` is still visited
         self._try_import_depth = 0
+        self._bnb_test_depth = 0  # inside a test that runs only where bitsandbytes is installed
         self._qual_rules: dict[str, Rule] = {}
         for rule in (*kb.rules_of_kind("qualname"), *kb.rules_of_kind("float64")):
             for name in rule.match["names"]:
@@ -485,6 +486,8 @@ class PythonAnalyzer(FastVisitor):
         fixes = tuple(fixes)
         if self._npu_table_depth:
             return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
+        if self._bnb_test_depth and rule.id in BNB_TEST_QUIET:
+            return  # a test of the bitsandbytes integration: skipped where bitsandbytes is absent
         if self._npu_depth and (rule.npu_branch_effect == "info" or self._off_npu_depth):
             # Reported once per branch, as information: the code already has its npu path.
             # What no branch makes harmless is reported as anywhere else, and does not use up
@@ -577,19 +580,23 @@ class PythonAnalyzer(FastVisitor):
         return self._parents.get(id(node))
 
     def _visit_function(self, node: FunctionNode) -> None:
+        bnb_test = False
         if not isinstance(node, ast.Lambda):
             for dec in node.decorator_list:
                 self._check_decorator(dec)
                 self.visit(dec)
+            bnb_test = _needs_bitsandbytes(node.decorator_list)
         for default in (*node.args.defaults, *[d for d in node.args.kw_defaults if d is not None]):
             self.visit(default)
         body = node.body if isinstance(node.body, list) else [ast.Expr(node.body)]
         self._push_scope(body, _function_params(node))
+        self._bnb_test_depth += bnb_test
         if isinstance(node.body, list):
             for stmt in node.body:
                 self.visit(stmt)
         else:
             self.visit(node.body)
+        self._bnb_test_depth -= bnb_test
         self.scopes.pop()
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _visit_function  # type: ignore[assignment]
@@ -599,9 +606,12 @@ class PythonAnalyzer(FastVisitor):
             self.visit(dec)
         for base in (*node.bases, *node.keywords):
             self.visit(base)
+        bnb_test = _needs_bitsandbytes(node.decorator_list)
         self._push_scope(node.body, is_class=True)
+        self._bnb_test_depth += bnb_test
         for stmt in node.body:
             self.visit(stmt)
+        self._bnb_test_depth -= bnb_test
         self.scopes.pop()
 
     def _visit_comprehension(self, node: ast.AST) -> None:
@@ -623,12 +633,16 @@ class PythonAnalyzer(FastVisitor):
         self.generic_visit(node)
 
     def visit_If(self, node: ast.If) -> None:
+        if _layout_only_on_cuda(node):
+            self._kept_cuda_tests.add(id(node.test))
         aware = self._mentions_npu_chain(node)
         if not aware and self._visit_cuda_only(node):
             return
         self._visit_branch(node, aware)
 
     def visit_IfExp(self, node: ast.IfExp) -> None:
+        if _layout_only_on_cuda(node):
+            self._kept_cuda_tests.add(id(node.test))
         aware = self._mentions_npu(node)
         if not aware and self._visit_cuda_only(node):
             return
@@ -922,6 +936,8 @@ class PythonAnalyzer(FastVisitor):
                 pass  # set_experimental_options({"auto_mixed_precision": False}) or other options
             elif rule.match.get("unless_args") and self._first_arg_in(node, rule.match["unless_args"]):
                 pass  # the call turns the GPU setting off (`set_jit(False)`, a float32 policy)
+            elif rule.match["kind"] == "float64" and self._sampler_weights_only(node):
+                pass  # float64 weights a WeightedRandomSampler draws from on the CPU
             elif rule.match.get("arg_pattern"):
                 self._report_if_arg_matches(rule, node, qual)
             elif rule.match.get("drop_statement"):
@@ -942,6 +958,42 @@ class PythonAnalyzer(FastVisitor):
                 self.report(self.kb.rule("CU002"), node, qual, confidence="medium")
                 return True
         return False
+
+    def _sampler_weights_only(self, node: ast.AST) -> bool:
+        """`torch.DoubleTensor(w)` (or `torch.tensor(w, dtype=torch.double)`) whose value only
+        becomes the weights of a `WeightedRandomSampler`, directly or through one local name
+        bound once (its length may be read too): the sampler keeps its weights on the CPU (it converts them to float64
+        itself) and draws indices there, so nothing float64 reaches the device."""
+        call = self.parent(node)
+        if isinstance(call, ast.keyword) and call.arg == "dtype":
+            call = self.parent(call)
+        elif not (isinstance(call, ast.Call) and call.func is node):
+            return False
+        if not isinstance(call, ast.Call):
+            return False
+        if _sampler_weights_argument(call, self.parent):
+            return True
+        holder = self.parent(call)
+        if not (isinstance(holder, ast.Assign) and holder.value is call and len(holder.targets) == 1
+                and isinstance(holder.targets[0], ast.Name)):
+            return False
+        name = holder.targets[0].id
+        scope = next((n for n in reversed(self._stack)
+                      if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module))), None)
+        if scope is None:
+            return False
+        loads, stores = [], 0
+        for n in ast.walk(scope):
+            if isinstance(n, ast.Name) and n.id == name:
+                if isinstance(n.ctx, ast.Load):
+                    loads.append(n)
+                else:
+                    stores += 1
+        def sized(n: ast.AST) -> bool:  # len(weights): the sampler's num_samples
+            p = self.parent(n)
+            return isinstance(p, ast.Call) and isinstance(p.func, ast.Name) and p.func.id == "len" and p.args == [n]
+        feeds = [n for n in loads if _sampler_weights_argument(n, self.parent)]
+        return stores == 1 and bool(feeds) and all(n in feeds or sized(n) for n in loads)
 
     def _drop_call_statement(self, rule: Rule, node: ast.AST) -> list[Fix]:
         """A call that is a statement of its own and does nothing on the NPU (`set_memory_growth(g, True)`)
@@ -2095,6 +2147,65 @@ def _npu_polarity(test: ast.AST) -> Optional[bool]:
     if isinstance(test, (ast.Name, ast.Attribute, ast.Call)):
         return True
     return None
+
+
+BNB_TEST_QUIET = frozenset({"HF001", "HF003"})
+_BNB_REQUIREMENT = re.compile(r"(?i)\brequires?_(?:bitsandbytes|bnb)\w*|\bis_bnb(?:_4bit)?_available\b|bitsandbytes")
+
+
+def _needs_bitsandbytes(decorators: list) -> bool:
+    """A test decorated to run only where bitsandbytes is installed (`@require_bitsandbytes`,
+    `@require_bnb`, `@pytest.mark.skipif(not is_bnb_available(), ...)`): a test of the
+    bitsandbytes integration itself, skipped on a host without bitsandbytes. What it quantises
+    is not porting work."""
+    for dec in decorators:
+        target = dec.func if isinstance(dec, ast.Call) else dec
+        name = target.attr if isinstance(target, ast.Attribute) else target.id if isinstance(target, ast.Name) else ""
+        if re.fullmatch(r"(?i)requires?_(?:bitsandbytes|bnb)\w*", name):
+            return True
+        if name in ("skipif", "skipUnless", "skipIf") and isinstance(dec, ast.Call) and dec.args:
+            if _BNB_REQUIREMENT.search(ast.unparse(dec.args[0])):
+                return True
+    return False
+
+
+def _sampler_weights_argument(node: ast.AST, parent_of: Callable[[ast.AST], Optional[ast.AST]]) -> bool:
+    """Is `node` the weights of a `WeightedRandomSampler(...)` call (first argument or `weights=`)?"""
+    parent = parent_of(node)
+    if isinstance(parent, ast.keyword):
+        call = parent_of(parent) if parent.arg == "weights" else None
+        return isinstance(call, ast.Call) and _names_sampler(call)
+    return isinstance(parent, ast.Call) and _names_sampler(parent) and bool(parent.args) and parent.args[0] is node
+
+
+def _names_sampler(call: ast.Call) -> bool:
+    func = call.func
+    return (func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else "") \
+        == "WeightedRandomSampler"
+
+
+def _layout_only_on_cuda(node: Union[ast.If, ast.IfExp]) -> bool:
+    """`if x.device.type == "cuda": x = x.contiguous()` (or `x.contiguous() if ... else x`): a
+    memory-layout workaround for a CUDA kernel, kept off other devices. Skipping it on an NPU
+    changes no value, so the test is right as it is."""
+    if _cuda_only_polarity(node.test) is not True:
+        return False
+    if isinstance(node, ast.IfExp):
+        return _contiguous_call(node.body) and isinstance(node.orelse, (ast.Name, ast.Attribute))
+    if node.orelse:
+        return False
+    for stmt in node.body:
+        if not isinstance(stmt, ast.Assign):
+            return False
+        values = stmt.value.elts if isinstance(stmt.value, ast.Tuple) else [stmt.value]
+        if not all(_contiguous_call(v) for v in values):
+            return False
+    return True
+
+
+def _contiguous_call(node: ast.AST) -> bool:
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "contiguous"
+            and not node.args and not node.keywords)
 
 
 def _cuda_only_polarity(test: ast.AST) -> Optional[bool]:
