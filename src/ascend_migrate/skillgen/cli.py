@@ -13,6 +13,7 @@ from typing import Optional
 
 import click
 
+from ascend_migrate.printable import printable
 from ascend_migrate.skillgen.errors import SkillGenError
 from ascend_migrate.skillgen.generate import DEFAULT_OUT_ROOT, render_model_skill
 from ascend_migrate.skillgen.render import HUAWEI_PIP_INDEX
@@ -69,7 +70,7 @@ def skill_command(
     replay.json, the entry file and the golden file: `ascend-migrate replay SKILL_DIR TARGET`.
     """
     def warn(message: str) -> None:
-        click.echo(f"warning: {message}", err=True)
+        click.echo(f"warning: {printable(message)}", err=True)
 
     try:
         slug, files = render_model_skill(
@@ -86,18 +87,19 @@ def skill_command(
         if install_to:
             installed = install_copy(client_root(install_to), slug, files, force=force)
     except SkillGenError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {printable(exc)}", err=True)
         sys.exit(exc.exit_code)
-    click.echo(f"wrote {written}")
+    # the skill's files/ and entry/ hold names from the ported tree: shown escaped
+    click.echo(f"wrote {printable(written)}")
     for rel in sorted(files):
         if rel != "SKILL.md":
-            click.echo(f"wrote {written.parent / rel}")
+            click.echo(f"wrote {printable(written.parent / rel)}")
     folder = written.parent
     if installed is not None:
-        click.echo(f"installed a copy for the agent: {installed.parent}")
+        click.echo(f"installed a copy for the agent: {printable(installed.parent)}")
     else:
-        click.echo(f"\nThe skill is in {folder}. Agents do not look there: Claude Code loads skills from "
-                   f"~/.claude/skills/<name>/ (every project) or .claude/skills/<name>/ (one project). Copy it:\n"
-                   f"  cp -r {shlex.quote(str(folder))} ~/.claude/skills/\n"
-                   f"or run this command again with --install-to claude-user (or claude-project, or a folder). "
-                   f"Other clients: add {folder / 'SKILL.md'} the way they load skills.")
+        click.echo(printable(f"\nThe skill is in {folder}. Agents do not look there: Claude Code loads skills from "
+                             f"~/.claude/skills/<name>/ (every project) or .claude/skills/<name>/ (one project). "
+                             f"Copy it:\n  cp -r {shlex.quote(str(folder))} ~/.claude/skills/\n"
+                             f"or run this command again with --install-to claude-user (or claude-project, or a "
+                             f"folder). Other clients: add {folder / 'SKILL.md'} the way they load skills.", keep="\n"))

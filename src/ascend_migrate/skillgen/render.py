@@ -15,6 +15,7 @@ from typing import Any, Iterable, Optional
 import jinja2
 
 from ascend_migrate import __version__
+from ascend_migrate.printable import printable
 from ascend_migrate.scan.own_outputs import is_own_output
 from ascend_migrate.scan.walk import walk_tree
 from ascend_migrate.skillgen.inputs import ChangeList, ScanSummary, ValidationReport
@@ -44,14 +45,14 @@ MAX_READ_BYTES = 2 * 1024 * 1024
 
 def cell(value: Any) -> str:
     """Text safe inside a Markdown table cell."""
-    text = re.sub(r"\s+", " ", str(value)).strip()
+    text = re.sub(r"\s+", " ", printable(value, keep=" \t\n\r")).strip()
     text = text.replace("\\", "\\\\").replace("|", "\\|")
     return text.replace("<", "&lt;").replace(">", "&gt;") or "-"
 
 
 def inline_code(value: Any, table: bool = False) -> str:
     """An inline code span that survives backticks in the value (and pipes, in a table)."""
-    text = re.sub(r"\s+", " ", str(value)).strip() or "-"
+    text = re.sub(r"\s+", " ", printable(value, keep=" \t\n\r")).strip() or "-"
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     ticks = "`" * (longest + 1)
     pad = " " if text.startswith("`") or text.endswith("`") else ""
@@ -396,6 +397,10 @@ def _environment() -> jinja2.Environment:
         lstrip_blocks=True,
         keep_trailing_newline=True,
         undefined=jinja2.StrictUndefined,
+        # file names, notes and messages come from the ported tree: every value is written with
+        # its control characters escaped (`printable`); line breaks and tabs of multi-line text
+        # are the template's layout (a name's line break is collapsed by `cell` and `code`)
+        finalize=lambda value: printable(value, keep="\n\t"),
     )
     env.filters["cell"] = cell
     env.filters["code"] = inline_code
