@@ -541,3 +541,31 @@ def scanner_verdict(run: Any, prefix: str, unit: str) -> str | None:
         small = min(small, _time_call(run, lines[0], 5))
         big = min(big, _time_call(run, lines[1], 2))
     return f"{big:.3f}s on a 20,000-character line, x{big / max(small, 1e-6):.0f} the 2,000-character time"
+
+
+# Launch lines whose words run on for a long way: the launcher's arguments are split into words,
+# and a splitter that grows a word one character at a time is quadratic only past some
+# 100 kB (a 1.6 MB `python x.pyx...` line took 40 s), so these are timed at 20 kB and 200 kB.
+LAUNCH_SHAPES = (("python ", "x.pyx"), ("python ", "a "), ("torchrun ", "--a=b "), ("python -m ", "a."),
+                 ("deepspeed ", "'x "), ('python "', "x.py"))
+LAUNCH_SIZES = (20_000, 200_000)
+LAUNCH_MAX_200K_S = 1.0
+
+
+def launch_runs() -> dict[str, Any]:
+    """name -> function(line) for each scanner that reads the launch lines of a script."""
+    runs = scanner_runs()
+    return {name: runs[name] for name in ("config sh", "launch lines", "entry launches sh", "entry launches md")}
+
+
+def launch_verdict(run: Any, prefix: str, unit: str) -> str | None:
+    """None when `run` on `prefix + unit * n` is linear from 20 kB to 200 kB, else why not."""
+    lines = [prefix + unit * ((size - len(prefix)) // len(unit)) for size in LAUNCH_SIZES]
+    small = _time_call(run, lines[0], 3)
+    big = _time_call(run, lines[1], 1)
+    for _ in range(2):
+        if not (big > LAUNCH_MAX_200K_S or (big > SCANNER_SLOW_S and big / max(small, 1e-6) > SCANNER_MAX_RATIO)):
+            return None
+        small = min(small, _time_call(run, lines[0], 5))
+        big = min(big, _time_call(run, lines[1], 2))
+    return f"{big:.3f}s on a 200,000-character line, x{big / max(small, 1e-6):.0f} the 20,000-character time"

@@ -80,3 +80,15 @@ def test_text_scanners_are_linear_in_line_length():
                 if why:
                     failures.append(f"{name}: {prefix!r} + {unit!r} * n: {why}")
     assert not failures, f"{len(failures)} super-linear scanner lines:\n" + "\n".join(failures)
+
+
+def test_launch_lines_are_linear_in_line_length():
+    """A launch line of one long word (`python x.pyx...`) or very many: the scanners that read
+    which script a launcher runs split its arguments into words, which must stay linear."""
+    failures = []
+    for name, run in ra.launch_runs().items():
+        for prefix, unit in ra.LAUNCH_SHAPES:
+            why = ra.launch_verdict(run, prefix, unit)
+            if why:
+                failures.append(f"{name}: {prefix!r} + {unit!r} * n: {why}")
+    assert not failures, f"{len(failures)} super-linear launch lines:\n" + "\n".join(failures)

@@ -10,8 +10,9 @@ into a symbol, a message and a snippet. Here:
   left out (the same summary `engine.cap_findings` writes, so the report reads the same
   whichever did the capping);
 * `clip` bounds a symbol taken from the file, and so the message built around it;
-* `MAX_FILE_FINDINGS` bounds the findings an analysis of one file produces (its budget of
-  candidate lines, `engine`), `MAX_SCAN_FINDINGS` and `MAX_SCAN_SECONDS` those of one scan.
+* `MAX_FILE_FINDINGS` and `MAX_FILE_CANDIDATES` bound the findings an analysis of one file
+  produces (its budget of candidate lines and of candidates, `engine`), `MAX_SCAN_FINDINGS`
+  and `MAX_SCAN_SECONDS` those of one scan.
   Whatever a bound leaves out is said in the file's note: nothing is dropped silently.
 """
 from __future__ import annotations
@@ -24,6 +25,9 @@ MAX_FINDINGS_PER_RULE = 500  # per file: a generated file must not make a report
 MAX_SYMBOL_CHARS = 120  # a symbol (and so a message) quotes at most this much of a token
 # lines the prefilter marks as candidates, analysed per Python file: about 4 s of analysis
 MAX_FILE_FINDINGS = 20_000
+# candidates (prefilter matches) analysed per Python file, however few lines hold them: one
+# generated line of 100,000 CUDA calls is cut like 100,000 lines of one call each
+MAX_FILE_CANDIDATES = 40_000
 MAX_SCAN_FINDINGS = 200_000  # kept over a whole scan; later files are listed as not analysed
 MAX_SCAN_SECONDS = 1_800.0  # analysis time of one scan; later files are listed as not analysed
 

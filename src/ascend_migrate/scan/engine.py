@@ -28,8 +28,8 @@ from ascend_migrate.knowledge.user_data import user_coverage_files
 from ascend_migrate.scan import config_kinds, entries, prefilter
 from ascend_migrate.scan import text_scanners as ts
 from ascend_migrate.scan.api import EntryPoint, FileNote, ScanResult
-from ascend_migrate.scan.bounds import (MAX_FILE_FINDINGS, MAX_FINDINGS_PER_RULE, MAX_SCAN_FINDINGS, MAX_SCAN_SECONDS,
-                                        capped_summary, summary_count)
+from ascend_migrate.scan.bounds import (MAX_FILE_CANDIDATES, MAX_FILE_FINDINGS, MAX_FINDINGS_PER_RULE, MAX_SCAN_FINDINGS,
+                                        MAX_SCAN_SECONDS, capped_summary, summary_count)
 from ascend_migrate.scan.cache_codec import Codec, CacheFormatError
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.own_outputs import own_output_kind
@@ -216,7 +216,7 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
         if name == "__main__.py" or name.lower() == "setup.py" or prefilter.needs_analysis(text, kb):
             cut = _analysis_cut(text, kb)
             if cut is not None:
-                return _analyse_head(job, text, kb, coverage, result, cut)
+                return _analyse_head(job, text, kb, coverage, result, *cut)
             result = analyse_python_text(job, text, kb, coverage, result)
             result.analysed = True
             return result
@@ -226,22 +226,28 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
     return _analyse_other(job, data, kb, coverage, result)
 
 
-def _analysis_cut(text: str, kb: KnowledgeBase) -> Optional[int]:
-    """Where the analysis of a Python file stops: the offset of the line holding its
-    (MAX_FILE_FINDINGS + 1)-th line with a candidate finding (a prefilter match), or None when
-    it has no more than that. A generated module of 160,000 CUDA calls is analysed for its
-    first lines only: the time and memory of one file stay bounded, whatever the file holds."""
-    limit = MAX_FILE_FINDINGS
-    candidates, line_end = 0, -1
+def _analysis_cut(text: str, kb: KnowledgeBase) -> Optional[tuple[int, str]]:
+    """Where the analysis of a Python file stops, and why: the offset of the line holding its
+    (MAX_FILE_FINDINGS + 1)-th line with a candidate finding (a prefilter match), or its
+    (MAX_FILE_CANDIDATES + 1)-th candidate when lines hold many (one generated line of 100,000
+    CUDA calls); None when it has no more than that. A generated module of 160,000 CUDA calls is
+    analysed for its first lines only: the time and memory of one file stay bounded, whatever
+    the file holds."""
+    lines = matches = 0
+    line_end = -1
     for m in prefilter.pattern(kb).finditer(text):
+        matches += 1
+        if matches > MAX_FILE_CANDIDATES:
+            return text.rfind("\n", 0, m.start()) + 1, f"more than {MAX_FILE_CANDIDATES:,} candidate findings"
         if m.start() <= line_end:
             continue  # another candidate on a line already counted
-        candidates += 1
-        if candidates > limit:
-            return text.rfind("\n", 0, m.start()) + 1
+        lines += 1
+        if lines > MAX_FILE_FINDINGS:
+            return (text.rfind("\n", 0, m.start()) + 1,
+                    f"more than {MAX_FILE_FINDINGS:,} lines with candidate findings")
         line_end = text.find("\n", m.start())
         if line_end == -1:
-            break
+            line_end = len(text)
     return None
 
 
@@ -249,7 +255,7 @@ _TOP_LEVEL = re.compile(r"^[^\s#)\]}]", re.M)  # a line that can start a top-lev
 
 
 def _analyse_head(job: Job, text: str, kb: KnowledgeBase, coverage: Any, result: FileResult,
-                  cut: int) -> FileResult:
+                  cut: int, why: str) -> FileResult:
     """Analyse the file up to offset `cut` (`_analysis_cut`) and say so in its note. The head is
     taken up to the next line that starts a top-level statement and parsed alone (a parse of the
     whole 4 MB file costs seconds and most of a gigabyte); when that head does not parse (the
@@ -274,8 +280,7 @@ def _analyse_head(job: Job, text: str, kb: KnowledgeBase, coverage: Any, result:
             _drop_statements_after(tree, cut_line - 1)
     result = analyse_python_text(job, head, kb, coverage, result, tree=tree)
     result.lines = text.count("\n") + (1 if text and not text.endswith("\n") else 0)
-    note = (f"analysis cut short at line {cut_line:,} of {result.lines:,}: more than {MAX_FILE_FINDINGS:,} "
-            "lines with candidate findings; the lines from there on were not analysed")
+    note = f"analysis cut short at line {cut_line:,} of {result.lines:,}: {why}; the lines from there on were not analysed"
     result.note = f"{result.note}; {note}" if result.note else note
     result.analysed = False  # not what an analysis of the whole file gives
     return result

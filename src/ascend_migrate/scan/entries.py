@@ -424,7 +424,18 @@ def _change_dir(cwd: str, arg: str) -> str:
     return posixpath.normpath(posixpath.join(cwd, arg))
 
 
+_LAUNCH_WINDOW = 4_096  # characters after the launcher read for its script
+
+
 def _launch_target(rest: str) -> str:
+    """The script (or `-m` module) the launcher run on `rest` starts, or "".
+
+    Only the first _LAUNCH_WINDOW characters are split, ending at a space: shlex builds a
+    token a character at a time, so one generated word of a megabyte took tens of seconds,
+    and no script path or option before it is that long."""
+    if len(rest) > _LAUNCH_WINDOW:
+        end = max(rest.rfind(" ", 0, _LAUNCH_WINDOW), rest.rfind("\t", 0, _LAUNCH_WINDOW))
+        rest = rest[:end] if end > 0 else ""
     try:
         words = shlex.split(rest, comments=False, posix=True)
     except ValueError:

@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import ast
 import re
+from bisect import bisect_left
+from heapq import heappush, heappushpop
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Optional, Union
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message
+from ascend_migrate.scan.bounds import MAX_FINDINGS_PER_RULE
 from ascend_migrate.scan.entries import is_main_guard
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
 
@@ -297,6 +300,10 @@ def _param_of_default(args: ast.arguments, default: ast.AST) -> Optional[str]:
     return None
 
 
+_SHORT_LIST = 16  # a list field up to this long is searched; a longer one is indexed once
+_LONG_LINE = 1_000  # a line longer than this has its columns found through a table (`_long_line_col`)
+
+
 def _parent_within(top: ast.AST, node: ast.AST, budget: int = 512) -> Optional[ast.AST]:
     """The parent of `node` inside the subtree of `top`; None when it is not there or the
     subtree is larger than `budget` nodes (the caller then builds the full parent index once,
@@ -349,6 +356,12 @@ class PythonAnalyzer(FastVisitor):
         self._guard_depth = 0  # inside try/except that catches arch-query failures
         self._stack: list[ast.AST] = []  # nodes being visited, outermost first
         self._parents: Optional[dict[int, ast.AST]] = None  # built only if the stack cannot answer
+        self._list_index: dict[int, tuple[list, set[int]]] = {}  # id(list field) -> (it, ids of its items)
+        self._wide_chars: dict[int, tuple[list[int], list[int]]] = {}  # long line -> its multi-byte characters
+        self._snippets: dict[int, str] = {}  # line -> snippet of its findings
+        # rule -> the positions of its first MAX_FINDINGS_PER_RULE findings, negated (a max-heap)
+        self._kept_positions: dict[str, list[tuple[int, int]]] = {}
+        self._suppressions: Optional[dict[int, Optional[set[str]]]] = None  # line -> rules ignored there
         self._handled: set[int] = set()  # node ids already reported by a more specific rule
         self._receivers: set[int] = set()  # handled `x.method` nodes whose receiver `x` is still visited
         self._try_import_depth = 0
@@ -391,9 +404,42 @@ class PythonAnalyzer(FastVisitor):
     # ----------------------------------------------------------------- positions and text
     def _col(self, lineno: int, byte_col: int) -> int:
         line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        if len(line) > _LONG_LINE:
+            return self._long_line_col(lineno, line, byte_col)
         if line.isascii():
             return byte_col
         return len(line.encode("utf-8")[:byte_col].decode("utf-8", errors="replace"))
+
+    def _long_line_col(self, lineno: int, line: str, byte_col: int) -> int:
+        """`_col` on a long line: the line's multi-byte characters are listed once (where each
+        starts, in bytes, and how many extra bytes it and those before it take), so a line of a
+        megabyte with thousands of nodes is not encoded again for each of them."""
+        table = self._wide_chars.get(lineno)
+        if table is None:
+            starts: list[int] = []
+            extra: list[int] = []
+            if not line.isascii():
+                offset = total = 0
+                for ch in line:
+                    width = len(ch.encode("utf-8", errors="surrogatepass"))
+                    if width > 1:
+                        starts.append(offset)
+                        total += width - 1
+                        extra.append(total)
+                    offset += width
+            table = self._wide_chars[lineno] = (starts, extra)
+        starts, extra = table
+        before = bisect_left(starts, byte_col)  # multi-byte characters starting before byte_col
+        return byte_col - extra[before - 1] if before else byte_col
+
+    def _snippet(self, lineno: int) -> str:
+        """The finding's snippet: its line stripped, at most 200 characters; kept per line, so
+        the thousands of findings of one long line do not each strip the whole of it."""
+        snippet = self._snippets.get(lineno)
+        if snippet is None:
+            line_text = self.lines[lineno - 1] if lineno <= len(self.lines) else ""
+            snippet = self._snippets[lineno] = line_text.strip()[:200]
+        return snippet
 
     def start(self, node: ast.AST) -> Position:
         return Position(node.lineno, self._col(node.lineno, node.col_offset))  # type: ignore[attr-defined]
@@ -507,13 +553,45 @@ class PythonAnalyzer(FastVisitor):
                 message += MATCH_PATTERN_NOTE
         if self.cell is not None:
             message = f"cell {self.cell}: {message}"
-        line_text = self.lines[start.line - 1] if start.line <= len(self.lines) else ""
         self.findings.append(Finding(
             rule=rule.id, path=self.path, line=start.line, col=start.col,
             end_line=end.line, end_col=end.col, message=message, severity=sev,
-            confidence=confidence or rule.confidence, snippet=line_text.strip()[:200],
+            confidence=confidence or rule.confidence, snippet=self._snippet(start.line),
             symbol=symbol, fixes=fixes,
         ))
+        if self.cell is None and not self._suppressed(start.line, rule.id):
+            heap = self._kept_positions.setdefault(rule.id, [])
+            if len(heap) < MAX_FINDINGS_PER_RULE:
+                heappush(heap, (-start.line, -start.col))
+            else:
+                heappushpop(heap, (-start.line, -start.col))
+
+    def _room(self, rule: Rule, at: Position) -> bool:
+        """Can a finding of `rule` at `at` still be one the file keeps? `engine.cap_findings`
+        keeps the first MAX_FINDINGS_PER_RULE of a rule by position; a finding placed after the
+        last of the first that many seen so far never is, so its fixes are not built (a
+        generated line of 50,000 CUDA calls builds 500 sets of fixes, not 50,000). Notebook
+        cells, whose findings are placed later, always have room."""
+        heap = self._kept_positions.get(rule.id)
+        if self.cell is not None or heap is None or len(heap) < MAX_FINDINGS_PER_RULE:
+            return True
+        return (at.line, at.col) <= (-heap[0][0], -heap[0][1])
+
+    def _suppressed(self, line: int, rule_id: str) -> bool:
+        """Is a finding of `rule_id` on `line` dropped by an ignore comment (engine.SUPPRESS)?"""
+        if self._suppressions is None:
+            self._suppressions = {}
+            if "ascend-migrate" in self._source_text:
+                from ascend_migrate.scan.engine import SUPPRESS  # the engine imports this module
+                for number, text in enumerate(self._source_text.splitlines(), 1):  # numbered as the engine does
+                    m = SUPPRESS.search(text) if "ascend-migrate" in text else None
+                    if m:
+                        self._suppressions[number] = (None if m.group(1) is None else
+                                                      {r.strip().upper() for r in m.group(1).split(",")})
+        if line not in self._suppressions:
+            return False
+        rules = self._suppressions[line]
+        return rules is None or rule_id in rules
 
     def _in_match_pattern(self) -> bool:
         """Is the node being visited part of a `case` pattern (not its guard or body)?"""
@@ -567,7 +645,7 @@ class PythonAnalyzer(FastVisitor):
         for i in range(len(stack) - 1, 0, -1):
             if stack[i] is node:
                 candidate = stack[i - 1]
-                if any(child is node for child in ast.iter_child_nodes(candidate)):
+                if self._holds(candidate, node):
                     return candidate
                 # A visitor that steps over a level (a call's keyword, a comprehension) leaves
                 # the parent off the stack: it is inside the subtree of the node below.
@@ -578,6 +656,26 @@ class PythonAnalyzer(FastVisitor):
         if self._parents is None:
             self._parents = {id(child): p for p in ast.walk(self.tree) for child in ast.iter_child_nodes(p)}
         return self._parents.get(id(node))
+
+    def _holds(self, parent: ast.AST, node: ast.AST) -> bool:
+        """Is `node` a direct child of `parent`? Its fields are read directly; a long list field
+        (a literal of 100,000 items, a module body) is indexed once, so asking for each of its
+        items costs constant time instead of a pass over all of them."""
+        for name in parent._fields:
+            value = getattr(parent, name, None)
+            if value is node:
+                return True
+            if type(value) is list and value:
+                if len(value) <= _SHORT_LIST:
+                    if any(item is node for item in value):
+                        return True
+                    continue
+                index = self._list_index.get(id(value))
+                if index is None or index[0] is not value:
+                    index = self._list_index[id(value)] = (value, {id(item) for item in value})
+                if id(node) in index[1]:
+                    return True
+        return False
 
     def _visit_function(self, node: FunctionNode) -> None:
         bnb_test = False
@@ -919,7 +1017,7 @@ class PythonAnalyzer(FastVisitor):
                 rule = self.kb.rule("CU002")
             elif rule.id == "CU002" and transfer != "none" and entry.transfer == "none":
                 rule = self.kb.rule("CU001")
-            fixes = self._cuda_table_fixes(rule, node, qual, entry)
+            fixes = self._cuda_table_fixes(rule, node, qual, entry) if self._room(rule, self.start(node)) else []
             suffix = f" (behaviour differs: see {entry.rule})" if entry.transfer == "partial" and rule.id == "CU001" else ""
             self.report(rule, node, qual, fixes=fixes, suffix=suffix)
             return True
@@ -1645,7 +1743,7 @@ class PythonAnalyzer(FastVisitor):
             self._receivers.add(id(func))
             fixes = []
             attr_start = Position(self.end(func).line, self.end(func).col - len("cuda"))
-            edits = self._cuda_method_edits(node, func, attr_start)
+            edits = self._cuda_method_edits(node, func, attr_start) if self._room(rule, attr_start) else None
             if edits is not None:
                 fixes.append(self._fix("agnostic", rule, edits, "move to the run-time device",
                                        requires=("torch", "device_type")))
