@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import os
 import re
+import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -184,6 +185,7 @@ def apply_patch(root: Path, text: str) -> list[str]:
     The patch may come from someone else (a shared skill): every path must be relative, free of
     `..` and reach its file through real folders (no symlinked component). Every hunk is checked
     before the first file is written, so a patch that does not apply changes nothing."""
+    from ascend_migrate.fix.commit import new_file_mode
     from ascend_migrate.safe_paths import UnsafePathError, inside
 
     root = Path(root)
@@ -237,14 +239,15 @@ def apply_patch(root: Path, text: str) -> list[str]:
             target.unlink()
         else:
             target.parent.mkdir(parents=True, exist_ok=True)
-            mode = target.stat().st_mode if target.exists() else None
+            # a changed file keeps its mode; a new one gets what a plain create gives (0666 less
+            # the umask), not the 0600 of the temporary file
+            mode = target.stat().st_mode if target.exists() else new_file_mode()
             # a fresh name (O_EXCL): a link planted under a predictable temporary name is never followed
             fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".patch.tmp")
             try:
                 with os.fdopen(fd, "wb") as fh:
                     fh.write(data)
-                if mode is not None:
-                    os.chmod(tmp, mode)
+                os.chmod(tmp, stat.S_IMODE(mode))
                 os.replace(tmp, target)
             except BaseException:
                 if os.path.exists(tmp):
