@@ -31,6 +31,8 @@ from email.parser import HeaderParser
 from pathlib import Path, PurePosixPath
 from typing import Any, Iterable, Optional
 
+from ascend_migrate.printable import printable
+
 SCHEMA_VERSION = 1
 PACKAGE = "torch_npu"
 
@@ -65,8 +67,23 @@ class RefusedInput(SyncError):
 # A torch_npu wheel's largest Python source is well under 1 MB; these caps only stop a small
 # crafted zip from inflating to gigabytes (a zip bomb).
 MAX_MEMBER_BYTES = 32 << 20
+# A Python source is parsed whole (`ast`), which costs about 200 bytes of memory per byte of a
+# crafted one (an 8 MB `__all__` of 2,000,000 names took 36 s and 2 GB): sources are read up to
+# this size only. torch_npu's largest is well under 1 MB.
+MAX_SOURCE_BYTES = 2 << 20
+MAX_SOURCE_TOKENS = 300_000  # words and symbols of one source (`parse_source`)
+MAX_PARSED_BYTES = 8 << 20  # source text parsed in one sync, all files together (`parse_in`)
+# names a module's lists may hold together as they are evaluated (`StaticLists`): `X += X`
+# doubles a list, so thirty such lines would ask for a billion
+MAX_LIST_NAMES = 1_000_000
+_TOKEN = re.compile(r"\w+|\S")
 MAX_TOTAL_BYTES = 256 << 20
 _ZIP_METHODS = {zipfile.ZIP_STORED: "stored", zipfile.ZIP_DEFLATED: "deflate"}
+
+# The versions a sync accepts: what the coverage loader parses, written the one way it reads
+# them (no `v`, no spaces, a dot before `post`), so a file's name is the version it holds and
+# two names of one build cannot both be written.
+SYNC_VERSION = re.compile(r"\d{1,6}(?:\.\d{1,6}){1,3}(?:(?:rc|a|b)\d{1,6})?(?:\.post\d{1,6})?")
 
 
 # --------------------------------------------------------------------------------------
@@ -84,8 +101,15 @@ class SourceTree:
     def names(self) -> list[str]:
         raise NotImplementedError
 
-    def _read(self, path: str) -> Optional[bytes]:
+    def _read(self, path: str, limit: int) -> Optional[bytes]:
         raise NotImplementedError
+
+    def _too_big(self, path: str, limit: int) -> RefusedInput:
+        what = "any Python source" if limit == MAX_SOURCE_BYTES else "any file"
+        grows = "inflates past" if self.kind == "wheel" else "is larger than"
+        where = getattr(self, "path", None) or getattr(self, "root", "")
+        return RefusedInput(f"{printable(where)}: {printable(repr(path))} {grows} {limit >> 20} MiB, "
+                            f"more than {what} of torch_npu: refused")
 
     def exists(self, path: str) -> bool:
         return path in self._name_set()
@@ -98,9 +122,10 @@ class SourceTree:
         return cached
 
     def read_bytes(self, path: str) -> Optional[bytes]:
+        """The file's bytes (None when it is not there); RefusedInput past its size cap."""
         if not self.exists(path):
             return None
-        data = self._read(path)
+        data = self._read(path, MAX_SOURCE_BYTES if path.endswith(".py") else MAX_MEMBER_BYTES)
         if data is not None:
             self.read_log[path] = data
         return data
@@ -158,13 +183,13 @@ class WheelTree(SourceTree):
     def names(self) -> list[str]:
         return self._names
 
-    def _read(self, path: str) -> Optional[bytes]:
-        """The member's bytes, inflated in chunks and never past the caps (whatever size the
-        archive declares)."""
+    def _read(self, path: str, limit: int) -> Optional[bytes]:
+        """The member's bytes, inflated in chunks and never past `limit` or the total cap
+        (whatever size the archive declares)."""
         try:
             info = self._zip.getinfo(path)
-            if info.file_size > MAX_MEMBER_BYTES:
-                raise self._too_big(path)
+            if info.file_size > limit:
+                raise self._too_big(path, limit)
             chunks, size = [], 0
             with self._zip.open(info) as fh:
                 while True:
@@ -173,16 +198,18 @@ class WheelTree(SourceTree):
                         break
                     size += len(chunk)
                     self._inflated += len(chunk)
-                    if size > MAX_MEMBER_BYTES or self._inflated > MAX_TOTAL_BYTES:
-                        raise self._too_big(path)
+                    if size > limit:
+                        raise self._too_big(path, limit)
+                    if self._inflated > MAX_TOTAL_BYTES:
+                        raise self._too_big_total(path)
                     chunks.append(chunk)
             return b"".join(chunks)
         except (KeyError, zipfile.BadZipFile, OSError, ValueError, EOFError):
             return None
 
-    def _too_big(self, path: str) -> RefusedInput:
-        return RefusedInput(f"{self.path}: member {path!r} inflates past {MAX_MEMBER_BYTES >> 20} MiB "
-                            f"(or the members read so far past {MAX_TOTAL_BYTES >> 20} MiB): refused")
+    def _too_big_total(self, path: str) -> RefusedInput:
+        return RefusedInput(f"{printable(self.path)}: reading {printable(repr(path))}, the wheel inflates past "
+                            f"{MAX_TOTAL_BYTES >> 20} MiB in all: refused")
 
 
 class DirTree(SourceTree):
@@ -212,11 +239,15 @@ class DirTree(SourceTree):
     def names(self) -> list[str]:
         return self._names
 
-    def _read(self, path: str) -> Optional[bytes]:
+    def _read(self, path: str, limit: int) -> Optional[bytes]:
         try:
-            return (self.root / path).read_bytes()
+            with open(self.root / path, "rb") as handle:
+                data = handle.read(limit + 1)
         except OSError:
             return None
+        if len(data) > limit:
+            raise self._too_big(path, limit)
+        return data
 
 
 def open_tree(wheel: Optional[Path] = None, site_packages: Optional[Path] = None) -> SourceTree:
@@ -246,12 +277,40 @@ def unparse(node: ast.AST) -> str:
 
 
 def parse_source(text: str, path: str) -> tuple[Optional[ast.Module], Optional[str]]:
+    """The module's tree, or (None, why it does not parse). RefusedInput for a source of more
+    than MAX_SOURCE_TOKENS words and symbols, before it is parsed: its tree would take hundreds
+    of megabytes (torch_npu's largest source has some tens of thousands)."""
+    if len(text) > MAX_SOURCE_TOKENS:  # a shorter text cannot hold more tokens than that
+        tokens = 0
+        for _ in _TOKEN.finditer(text):
+            tokens += 1
+            if tokens > MAX_SOURCE_TOKENS:
+                raise RefusedInput(f"{printable(repr(path))} holds more than {MAX_SOURCE_TOKENS:,} words and "
+                                   "symbols, more than any Python source of torch_npu: refused")
     try:
         return ast.parse(text, filename=path), None
     except SyntaxError as exc:
         return None, f"{path} does not parse: {exc.msg} (line {exc.lineno})"
     except ValueError as exc:  # null bytes
         return None, f"{path} does not parse: {exc}"
+
+
+def parse_in(tree: SourceTree, text: str, path: str) -> tuple[Optional[ast.Module], Optional[str]]:
+    """`parse_source` for a file of `tree`: the last few trees are kept, so the module every
+    overlay asks about is parsed once, and the text parsed in one sync is bounded
+    (MAX_PARSED_BYTES; RefusedInput past it), so a wheel of many large sources costs seconds."""
+    cache = tree.__dict__.setdefault("_parsed", {})
+    if path in cache:
+        cache[path] = cache.pop(path)  # most recently used last
+        return cache[path]
+    tree.parsed_bytes = getattr(tree, "parsed_bytes", 0) + len(text)
+    if tree.parsed_bytes > MAX_PARSED_BYTES:
+        raise RefusedInput(f"{printable(repr(path))}: the Python sources read pass {MAX_PARSED_BYTES >> 20} MiB, "
+                           "more than torch_npu's coverage needs: refused")
+    cache[path] = parse_source(text, path)
+    if len(cache) > 4:
+        del cache[next(iter(cache))]
+    return cache[path]
 
 
 def module_path_candidates(module: str) -> list[str]:
@@ -336,9 +395,17 @@ class StaticLists:
         base = ".".join(package)
         return f"{base}.{stmt.module}" if stmt.module else base
 
+    def _count(self, items: list[str]) -> list[str]:
+        """`items`, counted against MAX_LIST_NAMES for the module (RefusedInput past it)."""
+        self.names_built = getattr(self, "names_built", 0) + len(items)
+        if self.names_built > MAX_LIST_NAMES:
+            raise RefusedInput(f"{printable(repr(self.path))}: its lists of names grow past {MAX_LIST_NAMES:,} "
+                               "as they are evaluated, more than any torch_npu module's: refused")
+        return items
+
     def _set(self, name: str, value: ast.expr, conditional: bool) -> None:
         try:
-            self.values[name] = self.evaluate(value)
+            self.values[name] = self._count(self.evaluate(value))
             self.failed.pop(name, None)
         except Unresolved as exc:
             self.values.pop(name, None)
@@ -354,7 +421,7 @@ class StaticLists:
                 self.failed[name] = f"'{name}' extended before it is assigned"
             return
         try:
-            self.values[name] = self.values[name] + self.evaluate(value)
+            self.values[name] = self._count(self.values[name] + self.evaluate(value))
         except Unresolved as exc:
             self.values.pop(name, None)
             self.failed[name] = str(exc)
@@ -373,10 +440,10 @@ class StaticLists:
                     raise Unresolved(f"element `{unparse(elt)}` is not a string literal")
             return out
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
-            return self.evaluate(node.left) + self.evaluate(node.right)
+            return self._count(self.evaluate(node.left) + self.evaluate(node.right))
         if isinstance(node, ast.Name):
             if node.id in self.values:
-                return list(self.values[node.id])
+                return self._count(list(self.values[node.id]))
             if node.id in self.failed:
                 raise Unresolved(f"`{node.id}`: {self.failed[node.id]}")
             raise Unresolved(f"`{node.id}` is not a list assigned at module level")
@@ -399,7 +466,7 @@ class StaticLists:
             text = self.tree.read_text(candidate)
             if text is None:
                 continue
-            parsed, error = parse_source(text, candidate)
+            parsed, error = parse_in(self.tree, text, candidate)
             if parsed is None:
                 raise Unresolved(error or "unparseable")
             other = StaticLists(self.tree, parsed, candidate, self.depth + 1)
@@ -735,7 +802,7 @@ def classify_object(tree: SourceTree, name: str) -> str:
                 text = tree.read_text(candidate)
                 if text is None:
                     continue
-                parsed, _ = parse_source(text, candidate)
+                parsed, _ = parse_in(tree, text, candidate)
                 if parsed is not None and _binding_kind(parsed, parts[-1], parent) == "object":
                     return "object"
                 break
@@ -767,12 +834,21 @@ def _binding_kind(module: ast.Module, attr: str, package: str) -> Optional[str]:
 
 
 def module_all(tree: SourceTree, module: str) -> tuple[Optional[list[str]], Optional[str]]:
-    """`__all__` of a module in the tree, or (None, reason)."""
+    """`__all__` of a module in the tree, or (None, reason). Read once per tree: every overlay
+    of the module asks again."""
+    cache: dict[str, tuple[Optional[list[str]], Optional[str]]] = tree.__dict__.setdefault("_module_all", {})
+    if module not in cache:
+        cache[module] = _module_all(tree, module)
+    names, reason = cache[module]
+    return (list(names) if names is not None else None), reason
+
+
+def _module_all(tree: SourceTree, module: str) -> tuple[Optional[list[str]], Optional[str]]:
     for candidate in module_path_candidates(module):
         text = tree.read_text(candidate)
         if text is None:
             continue
-        parsed, error = parse_source(text, candidate)
+        parsed, error = parse_in(tree, text, candidate)
         if parsed is None:
             return None, error
         lists = StaticLists(tree, parsed, candidate)
@@ -806,7 +882,7 @@ def _version_info(tree: SourceTree) -> tuple[Optional[str], Optional[str], Optio
     version = git = None
     text = tree.read_text("torch_npu/version.py")
     if text is not None:
-        parsed, _ = parse_source(text, "torch_npu/version.py")
+        parsed, _ = parse_in(tree, text, "torch_npu/version.py")
         if parsed is not None:
             for stmt in parsed.body:
                 if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
@@ -871,7 +947,7 @@ def _env_activation(tree: SourceTree) -> list[str]:
             continue
         if "/contrib/transfer_to_npu" in name or "/testing/" in name:
             continue
-        data = tree._read(name)  # a text search only; not part of the parsed sources
+        data = tree._read(name, MAX_MEMBER_BYTES)  # a text search only; not part of the parsed sources
         if data and b"TORCH_TRANSFER_TO_NPU" in data:
             hits.append(name)
     return hits
@@ -885,8 +961,13 @@ def build_coverage(tree: SourceTree) -> dict[str, Any]:
         version = meta_version
     if version is None:
         raise SyncError("no torch_npu version found (neither torch_npu/version.py nor dist-info METADATA)")
+    if not SYNC_VERSION.fullmatch(version):
+        shown = printable(version if len(version) <= 60 else version[:60] + "...")
+        raise RefusedInput(f"torch_npu version {shown!r} is not a release version (such as 2.1.0, "
+                           "2.1.0.post10 or 2.6.0rc1): refused")
     if meta_version is not None and meta_version != version:
-        missing["version_check"] = f"torch_npu/version.py says {version}, METADATA says {meta_version}"
+        shown = printable(meta_version if len(meta_version) <= 60 else meta_version[:60] + "...")
+        missing["version_check"] = f"torch_npu/version.py says {version}, METADATA says {shown}"
 
     source: dict[str, Any] = {"kind": tree.kind}
     if isinstance(tree, WheelTree):
@@ -935,7 +1016,7 @@ def build_coverage(tree: SourceTree) -> dict[str, Any]:
     else:
         transfer["path"] = path
         text = tree.read_text(path) or ""
-        parsed, error = parse_source(text, path)
+        parsed, error = parse_in(tree, text, path)
         if parsed is None:
             for key in list(WRAP_SECTIONS.values()) + ["distributed_patches", "jit_script_disabled", "device_kwargs"]:
                 missing[f"transfer_to_npu.{key}"] = error or "unparseable"
@@ -1003,17 +1084,32 @@ class ReleaseExists(SyncError):
 
 def destination(version: str, out_dir: Optional[Path] = None, *, force: bool = False) -> Path:
     """Where the coverage of `version` is written: `out_dir`, else the user's data folder;
-    never the installed package. Without `force`, ReleaseExists when that file exists or (for
-    the user's folder, which the loader reads first) the package ships that release: a synced
-    file would silently stand in for it in every later scan."""
-    from ascend_migrate.knowledge.coverage import COVERAGE_DIR
+    never the installed package. Without `force`, ReleaseExists when a file of that build
+    exists there or (for the user's folder, which the loader reads first) the package ships
+    that build: a synced file would silently stand in for it in every later scan. Builds are
+    compared by `coverage.build_key`, not by file name ('v2.13.0', '2.13.0.post0' and '2.13.0'
+    are one build)."""
+    from ascend_migrate.knowledge.coverage import COVERAGE_DIR, build_key
     from ascend_migrate.knowledge.user_data import user_coverage_dir
 
     name = coverage_filename(version)
     path = (Path(out_dir) if out_dir is not None else user_coverage_dir()) / name
     if force:
         return path
+    try:
+        key = build_key(version)
+    except ValueError:
+        key = None
+    folders = [path.parent] if out_dir is not None else [path.parent, COVERAGE_DIR]
     existing = [p for p in (path, None if out_dir is not None else COVERAGE_DIR / name) if p and p.exists()]
+    for folder in folders:
+        for other in sorted(folder.glob("torch_npu-*.json")) if folder.is_dir() else ():
+            try:
+                same = key is not None and build_key(other.name[len("torch_npu-"):-len(".json")]) == key
+            except ValueError:
+                same = False
+            if same and other not in existing:
+                existing.append(other)
     if existing:
         where = "; ".join(f"{p} ({'packaged' if p.parent == COVERAGE_DIR else 'exists'})" for p in existing)
         raise ReleaseExists(f"torch_npu {version} has coverage already: {where}. Nothing was written; "

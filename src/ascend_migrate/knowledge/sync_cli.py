@@ -39,8 +39,15 @@ from ascend_migrate.knowledge.sync import (
     write_atomic,
 )
 from ascend_migrate.knowledge.user_data import user_coverage_dir
+from ascend_migrate.printable import printable
 
 READ_FIRST = "the user's data folder, read before the packaged knowledge"
+
+
+def _echo(text: str, err: bool = False) -> None:
+    """One line of output: versions, file names, package names and reasons come from a wheel
+    or a file someone else wrote, so control characters in them are shown as escapes."""
+    click.echo(printable(text), err=err)
 
 
 @click.group(name="kb")
@@ -73,11 +80,11 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
         tree = open_tree(wheel=wheel, site_packages=site_packages)
         doc = build_coverage(tree)
     except RefusedInput as exc:
-        refused = click.ClickException(str(exc))
+        refused = click.ClickException(printable(str(exc)))
         refused.exit_code = 2  # an input this tool will not read: like a usage error
         raise refused from exc
     except SyncError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(str(exc))) from exc
     text = render(doc)
     version = doc["torch_npu_version"]
     if check:  # against the file scans read (or the one in --out)
@@ -85,16 +92,16 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
                 else coverage_file(version) or user_coverage_dir() / coverage_filename(version))
         old = path.read_text(encoding="utf-8") if path.is_file() else ""
         if old == text:
-            click.echo(f"{path}: up to date")
+            _echo(f"{path}: up to date")
             return
         diff = difflib.unified_diff(old.splitlines(True), text.splitlines(True), str(path), "sources", n=1)
-        click.echo("".join(list(diff)[:200]), err=True)
+        click.echo(printable("".join(list(diff)[:200]), keep="\n"), err=True)
         raise SystemExit(1)
     try:
         path = destination(version, out_dir, force=force)
         write_atomic(path, text, force=force)
     except SyncError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(str(exc))) from exc
     except OSError as exc:
         raise click.ClickException(f"{out_dir or user_coverage_dir()}: cannot write the coverage file: "
                                    f"{exc.strerror or exc}; nothing was written") from exc
@@ -118,12 +125,12 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
     if as_json:
         click.echo(json.dumps(summary, indent=2, sort_keys=True))
         return
-    click.echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
+    _echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
     for key in ("torch_functions", "tensor_methods", "module_methods", "cuda_functions", "npu_all",
                 "distributed_patches"):
-        click.echo(f"  {key:20} {summary[key] if summary[key] is not None else 'not found'}")
+        _echo(f"  {key:20} {summary[key] if summary[key] is not None else 'not found'}")
     for key, reason in doc["missing"].items():
-        click.echo(f"  missing {key}: {reason}")
+        _echo(f"  missing {key}: {reason}")
 
 
 @kb_group.command(name="versions")
@@ -145,9 +152,9 @@ def versions_command(as_json: bool) -> None:
         return
     for row in rows:
         tail = row.get("error") or f"{row['filename'] or '(installed tree)'}"
-        click.echo(f"{row['version']:16} {tail}" + ("  [synced by you]" if row.get("user") else ""))
+        _echo(f"{row['version']:16} {tail}" + ("  [synced by you]" if row.get("user") else ""))
     if any(row.get("user") for row in rows):
-        click.echo(f"[synced by you]: from {user_coverage_dir()} ({READ_FIRST})")
+        _echo(f"[synced by you]: from {user_coverage_dir()} ({READ_FIRST})")
 
 
 def _fmt(names) -> str:
@@ -164,31 +171,31 @@ def show_command(version: Optional[str], as_json: bool) -> None:
     try:
         cov = load_coverage(version)
     except KnowledgeError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(str(exc))) from exc
     if as_json:
         click.echo(json.dumps(cov.data, indent=1, sort_keys=True))
         return
     if version and version != cov.version:
-        click.echo(f"(using coverage of torch_npu {cov.version} for {version})")
+        _echo(f"(using coverage of torch_npu {cov.version} for {version})")
     src = cov.source
-    click.echo(f"torch_npu {cov.version}  from {src.get('filename') or src.get('kind')}")
+    _echo(f"torch_npu {cov.version}  from {src.get('filename') or src.get('kind')}")
     if is_user_file(cov.path):
-        click.echo(f"coverage file:              {cov.path} ({READ_FIRST})")
-    click.echo(f"torch.* rewritten:          {_fmt(cov.torch_functions)}")
-    click.echo(f"torch.Tensor.* rewritten:   {_fmt(cov.tensor_methods)}")
-    click.echo(f"torch.nn.Module.* rewritten: {_fmt(cov.module_methods)}")
-    click.echo(f"torch.cuda.* rewritten:     {_fmt(cov.cuda_functions)}")
+        _echo(f"coverage file:              {cov.path} ({READ_FIRST})")
+    _echo(f"torch.* rewritten:          {_fmt(cov.torch_functions)}")
+    _echo(f"torch.Tensor.* rewritten:   {_fmt(cov.tensor_methods)}")
+    _echo(f"torch.nn.Module.* rewritten: {_fmt(cov.module_methods)}")
+    _echo(f"torch.cuda.* rewritten:     {_fmt(cov.cuda_functions)}")
     for overlay in cov.overlays:
         what = f"{len(overlay.names)} names" if overlay.names is not None else "whole module"
-        click.echo(f"overlay {overlay.target} <- {overlay.source} ({what})")
-    click.echo(f"distributed patches:        {_fmt(cov.distributed_patches)}")
-    click.echo(f"torch.jit.script disabled:  {cov.jit_script_disabled}")
-    click.echo(f"TORCH_TRANSFER_TO_NPU=1:    {'supported' if cov.env_activation else 'not supported'}")
+        _echo(f"overlay {overlay.target} <- {overlay.source} ({what})")
+    _echo(f"distributed patches:        {_fmt(cov.distributed_patches)}")
+    _echo(f"torch.jit.script disabled:  {cov.jit_script_disabled}")
+    _echo(f"TORCH_TRANSFER_TO_NPU=1:    {'supported' if cov.env_activation else 'not supported'}")
     for package in cov.third_party_packages or ():
         entry = cov.third_party(package)
-        click.echo(f"third party {package} >= {entry['min_version']}: {len(entry['apis'])} functions")
+        _echo(f"third party {package} >= {entry['min_version']}: {len(entry['apis'])} functions")
     for key, reason in cov.missing.items():
-        click.echo(f"missing {key}: {reason}")
+        _echo(f"missing {key}: {reason}")
 
 
 @kb_group.command(name="diff")
@@ -199,7 +206,7 @@ def diff_command(a: str, b: str) -> None:
     try:
         result = diff_coverage(load_coverage(a), load_coverage(b))
     except KnowledgeError as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(str(exc))) from exc
     click.echo(json.dumps(result, indent=1, sort_keys=True))
 
 
@@ -233,7 +240,7 @@ def ops_sync_command(version: str, op_plugin: Path, op_plugin_rev: Optional[str]
                                             "on a git directory, or --op-plugin-rev)")
         doc = npu_ops.build_ops(version, npu_ops.open_tree(op_plugin, rev), torch_npu)
     except (npu_ops.RegistryError, ValueError) as exc:
-        raise click.ClickException(str(exc)) from exc
+        raise click.ClickException(printable(str(exc))) from exc
     base = out_dir if out_dir is not None else npu_ops.user_ops_dir()
     path = base / npu_ops.ops_filename(version)
     if path.exists() and not force:
@@ -243,7 +250,7 @@ def ops_sync_command(version: str, op_plugin: Path, op_plugin_rev: Optional[str]
     except (SyncError, OSError) as exc:
         raise click.ClickException(f"{path}: cannot write: {exc}") from exc
     src = doc["source"]
-    click.echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
-    click.echo(f"  torch {doc['torch_version']}: {len(doc['aten'])} aten overloads with an NPU kernel "
+    _echo(f"wrote {path}" + (f" ({READ_FIRST})" if out_dir is None else ""))
+    _echo(f"  torch {doc['torch_version']}: {len(doc['aten'])} aten overloads with an NPU kernel "
                f"(+{len(doc['torch_npu_own'])} torch_npu's own), {src['layout']} {src['file']} "
                f"at op-plugin {src['op_plugin_commit']}")

@@ -28,6 +28,7 @@ from typing import Any, Iterable, Optional, Sequence
 from ascend_migrate import __version__
 from ascend_migrate.report import json_text
 from ascend_migrate.knowledge.base import EFFORT_MINUTES, EFFORTS, SEVERITIES, TRANSFER, KnowledgeBase, Rule
+from ascend_migrate.printable import printable
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
 from ascend_migrate.scan.walk import display
@@ -96,6 +97,19 @@ SUMMARY_FIELDS = ("rule", "path", "line", "col", "severity", "message", "symbol"
 # Findings that decide whether a framework's port can start at all (versions without Ascend
 # support, GPU builds of the framework): listed first in each plan.
 BLOCKER_KINDS = frozenset({"framework-pin"})
+
+
+def synced_note(version: str) -> str:
+    """For text reports: where the coverage of `version` was read from when `kb sync` wrote it
+    (a file from a wheel, standing in for or beside the packaged knowledge); '' otherwise."""
+    if not version:
+        return ""
+    try:
+        from ascend_migrate.knowledge.coverage import synced_file
+    except ImportError:
+        return ""
+    path = synced_file(version)
+    return f" (from {printable(str(path))}, written by `kb sync`)" if path is not None else ""
 
 
 def plans_to_show(plans: list[dict[str, Any]]) -> bool:

@@ -12,7 +12,7 @@ from typing import Any, Iterable, Optional, Sequence
 
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.printable import printable_data
-from ascend_migrate.report.json_report import as_report, plans_to_show
+from ascend_migrate.report.json_report import as_report, plans_to_show, synced_note
 from ascend_migrate.scan.api import ScanResult
 
 TRANSFER_MEANING = {
@@ -30,7 +30,7 @@ def to_markdown(
     report = printable_data(as_report(result, kb))  # names and texts from the tree, escaped
     counts = report["counts"]
     out: list[str] = ["# ascend-migrate scan report", ""]
-    npu = report["torch_npu_version"] or "none"
+    npu = (report["torch_npu_version"] or "none") + synced_note(report["torch_npu_version"])
     out.append(
         f"Root `{_code(report['root'])}` · {report['files_scanned']:,} files, {report['lines_scanned']:,} lines "
         f"scanned in {report['duration_s']:.2f} s · transfer_to_npu coverage of torch_npu {npu} · "

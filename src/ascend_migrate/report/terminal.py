@@ -13,7 +13,7 @@ import click
 
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.printable import printable_data
-from ascend_migrate.report.json_report import as_report, plans_to_show
+from ascend_migrate.report.json_report import as_report, plans_to_show, synced_note
 from ascend_migrate.scan.api import ScanResult
 
 SEVERITY_COLORS = {"error": "red", "warning": "yellow", "info": "cyan"}
@@ -36,6 +36,7 @@ def summary(
     sev = counts["by_severity"]
     out: list[str] = []
     npu = f", transfer_to_npu coverage of torch_npu {report['torch_npu_version']}" if report["torch_npu_version"] else ""
+    npu += synced_note(report["torch_npu_version"])
     out.append(st(f"{report['tool']['name']} {report['tool']['version']}", bold=True)
                + f": scanned {report['files_scanned']:,} files ({report['lines_scanned']:,} lines) "
                f"in {report['duration_s']:.2f} s{npu}")

@@ -34,6 +34,7 @@ __all__ = [
     "Overlay",
     "Patch",
     "available_versions",
+    "build_key",
     "coverage_file",
     "diff_coverage",
     "is_user_file",
@@ -41,6 +42,7 @@ __all__ = [
     "newest_version",
     "parse_version",
     "resolve_version",
+    "synced_file",
 ]
 
 _VERSION_RE = re.compile(
@@ -58,6 +60,14 @@ def parse_version(text: str) -> tuple:
     pre = (0, match["pre"], int(match["pre_n"])) if match["pre"] else (1, "", 0)
     post = int(match["post"]) if match["post"] is not None else -1
     return release, pre, post
+
+
+def build_key(text: str) -> tuple:
+    """`parse_version` with `.post0` read as the release itself: the key two names of one build
+    share ('v2.13.0', '2.13.0', '2.13.0.post0'), so neither can pass for a newer build of the
+    other. ValueError if not a version."""
+    release, pre, post = parse_version(text)
+    return release, pre, -1 if post == 0 else post
 
 
 @dataclass(frozen=True)
@@ -341,22 +351,33 @@ def is_user_file(path: Path | str) -> bool:
     return Path(path).parent == user_coverage_dir()
 
 
+def synced_file(version: str) -> Optional[Path]:
+    """The file `kb sync` wrote that the coverage of `version` is read from, or None when it is
+    the packaged one (reports name it: its content came from a wheel, not from the package)."""
+    path = _files(None).get(version) if version else None
+    return path if path is not None and is_user_file(path) else None
+
+
 def coverage_file(version: str, directory: Optional[Path] = None) -> Optional[Path]:
     """The file the loader reads for exactly `version` (no resolving), or None."""
     return _files(directory).get(version)
 
 
 def available_versions(directory: Optional[Path] = None) -> list[str]:
-    """Versions with a coverage file, oldest first."""
-    versions = list(_files(directory))
+    """Versions with a coverage file, oldest first. Two names of one build (`build_key`: a
+    synced 'v2.13.0' or '2.13.0.post0' beside the packaged '2.13.0') sort packaged last, so
+    the packaged one is the newest of the two and the one a release or a line resolves to: a
+    file synced from a wheel of unknown origin is the default only for a build the package
+    does not have (and the scan report then names it)."""
+    files = _files(directory)
 
     def key(v: str) -> tuple:
         try:
-            return (1, parse_version(v))
+            return (1, build_key(v), not is_user_file(files[v]), parse_version(v))
         except ValueError:
             return (0, v)
 
-    return sorted(versions, key=key)
+    return sorted(files, key=key)
 
 
 def newest_version(directory: Optional[Path] = None) -> Optional[str]:
@@ -385,19 +406,19 @@ def resolve_version(requested: Optional[str], directory: Optional[Path] = None) 
     except ValueError as exc:
         raise KnowledgeError(base, requested, str(exc)) from exc
     parsed = []
-    for v in versions:
+    for rank, v in enumerate(versions):  # oldest first, packaged after a synced name of the same build
         try:
-            parsed.append((parse_version(v), v))
+            parsed.append((parse_version(v), rank, v))
         except ValueError:
             continue
     same_release = [p for p in parsed if p[0][0] == want[0] and (want[1] == (1, "", 0) or p[0][1] == want[1])]
     if want[2] >= 0:
         same_release = [p for p in same_release if p[0][2] == want[2]]
     if same_release:
-        return max(same_release)[1]
+        return max(same_release, key=lambda p: p[1])[2]
     same_line = [p for p in parsed if p[0][0][:2] == want[0][:2]]
     if same_line:
-        return max(same_line)[1]
+        return max(same_line, key=lambda p: p[1])[2]
     shipped = ", ".join(versions)
     raise KnowledgeError(
         base,
