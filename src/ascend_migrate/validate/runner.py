@@ -125,7 +125,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     golden_rel = _rel_inside(opts.golden, root)
     # files earlier validation runs created in the tree (checkpoints, logs) are outputs, not the port
     prior_outputs = [_literal(rel) for rel in confirmations.run_outputs(root)]
-    tree_before = provenance.tree_manifest(root, ([golden_rel] if golden_rel else []) + prior_outputs)
+    tree_before = provenance.tree_manifest(root, ([_literal(golden_rel)] if golden_rel else []) + prior_outputs)
     if opts.confirm:  # refused before anything runs when an id is not a manual item
         confirmations.record(root, list(opts.confirm), opts.note, tree_before)
     confirmed = confirmations.load_confirmations(root)
@@ -293,12 +293,13 @@ def _provenance(opts: ValidateOptions, root: Path, environment: dict[str, Any], 
     compared = opts.golden is not None and dynamic.comparison is not None and (
         statuses.get("golden-outputs") in ("pass", "fail") or statuses.get("loss-curve") in ("pass", "fail"))
     golden_rel = _rel_inside(opts.golden, root)
-    excluded = ([golden_rel] if golden_rel else []) + list(prior_outputs)
+    # as patterns that match only the file they name (a replay accepts nothing else)
+    excluded = ([_literal(golden_rel)] if golden_rel else []) + list(prior_outputs)
     # files the validation run itself wrote or changed are outputs of the run, not the port
     after = provenance.tree_manifest(root, excluded)
     written = sorted(rel for rel in after if before.get(rel) != after[rel])
     created = [rel for rel in written if rel not in before]
-    excluded += written
+    excluded += [_literal(rel) for rel in written]
     manifest = {rel: digest for rel, digest in before.items() if rel not in written}
     golden: dict[str, Any] = {"given": opts.golden is not None, "compared": bool(compared)}
     if opts.golden is not None:

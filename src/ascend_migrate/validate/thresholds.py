@@ -38,6 +38,18 @@ DDP_STEPS = (1, 1000)
 DDP_TIMEOUT_S = (1, 7200)
 
 
+# Bounds on the numerical gates of a thresholds file that comes with a shared model skill (a
+# replay validates someone else's port with them). Loose enough for any real precision mode,
+# tight enough that no gate passes everything: `hard.max_abs: 1e308` or `cosine_min: 0` would
+# let a wrong port through with a pass.
+SHARED_COSINE_MIN = 0.5  # cosine similarity gates: at least this
+SHARED_MAX_RELATIVE = 0.5  # relative tolerances (rel_err, max_rel, mean_rel, loss rtol, ddp param_rtol): at most
+SHARED_MAX_ABSOLUTE = 10.0  # absolute output tolerances (max_abs, rmse, hard.max_abs): at most
+SHARED_MAX_LOSS_ATOL = 1.0  # absolute loss tolerance: at most
+SHARED_MAX_SMALL_VALUE = 1.0  # the floor of the relative error's denominator: at most
+_SHARED_GATES = ("cosine_min", "max_abs", "rel_err", "max_rel", "mean_rel", "rmse")
+
+
 def normalize_dtype(name: Optional[str]) -> Optional[str]:
     """Map 'torch.bfloat16', 'bfloat16', 'bf16', ... to a thresholds key; None if not a float type."""
     if name is None:
@@ -182,8 +194,43 @@ def _per_dtype(path: Path, table: dict, key: str, fields, build):
     return out
 
 
-def load_thresholds(path: Path | str = THRESHOLDS_FILE) -> Thresholds:
-    """Load and check a thresholds file; a malformed file raises one KnowledgeError."""
+def _check_shared(path: Path, outputs: dict[str, OutputGate], hard: dict[str, Any],
+                  loss: dict[str, LossTolerance], ddp: dict[str, Any]) -> None:
+    """Refuse gates of a shared skill's thresholds that would pass anything (bounds above)."""
+    def at_most(value: Optional[float], limit: float, where: str) -> None:
+        if value is not None and value > limit:
+            raise KnowledgeError(path, where, f"{value!r} is above {limit:g}, which lets any result pass; a shared "
+                                              "skill's thresholds are bounded")
+
+    def at_least(value: Optional[float], limit: float, where: str) -> None:
+        if value is not None and value < limit:
+            raise KnowledgeError(path, where, f"{value!r} is below {limit:g}, which lets any result pass; a shared "
+                                              "skill's thresholds are bounded")
+
+    for dtype, gate in outputs.items():
+        if all(getattr(gate, key) is None for key in _SHARED_GATES):
+            raise KnowledgeError(path, f"outputs.{dtype}", "sets no gate at all; a shared skill's thresholds "
+                                                           "compare the outputs")
+        at_least(gate.cosine_min, SHARED_COSINE_MIN, f"outputs.{dtype}.cosine_min")
+        for key in ("rel_err", "max_rel", "mean_rel"):
+            at_most(getattr(gate, key), SHARED_MAX_RELATIVE, f"outputs.{dtype}.{key}")
+        for key in ("max_abs", "rmse"):
+            at_most(getattr(gate, key), SHARED_MAX_ABSOLUTE, f"outputs.{dtype}.{key}")
+        at_most(gate.small_value, SHARED_MAX_SMALL_VALUE, f"outputs.{dtype}.small_value")
+    at_least(hard["cosine_min"], SHARED_COSINE_MIN, "hard.cosine_min")
+    at_most(hard["max_abs"], SHARED_MAX_ABSOLUTE, "hard.max_abs")
+    if hard["nan_inf"] is not True:
+        raise KnowledgeError(path, "hard.nan_inf", "must be true in a shared skill's thresholds (NaN and Inf fail)")
+    for dtype, tol in loss.items():
+        at_most(tol.rtol, SHARED_MAX_RELATIVE, f"loss.{dtype}.rtol")
+        at_most(tol.atol, SHARED_MAX_LOSS_ATOL, f"loss.{dtype}.atol")
+    at_most(ddp["param_rtol"], SHARED_MAX_RELATIVE, "ddp.param_rtol")
+
+
+def load_thresholds(path: Path | str = THRESHOLDS_FILE, *, shared: bool = False) -> Thresholds:
+    """Load and check a thresholds file; a malformed file raises one KnowledgeError.
+
+    `shared`: the file came with a shared model skill; its gates are also bounded (`_check_shared`)."""
     path = Path(path)
     data = load_yaml(path)
     top = check_record(data, _TOP_FIELDS, path, "<top>")
@@ -200,6 +247,8 @@ def load_thresholds(path: Path | str = THRESHOLDS_FILE) -> Thresholds:
         if not low <= ddp[key] <= high:
             raise KnowledgeError(path, f"ddp.{key}", f"{ddp[key]!r} is outside {low}..{high}")
     dl = check_record(top["dataloader"], (Field("max_literal_workers", (int,)),), path, "dataloader")
+    if shared:
+        _check_shared(path, outputs, hard, loss, ddp)
     return Thresholds(
         source=str(path),
         outputs=outputs,
