@@ -11,6 +11,7 @@ import io
 from typing import Any, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase
+from ascend_migrate.printable import printable
 from ascend_migrate.report.json_report import as_report
 from ascend_migrate.scan.api import ScanResult
 
@@ -40,4 +41,17 @@ def to_csv(result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = 
     writer.writerow(COLUMNS)
     for f in report["findings"]:
         writer.writerow([spreadsheet_cell(f[c]) for c in COLUMNS])
+    return buf.getvalue()
+
+
+def terminal_csv(text: str) -> str:
+    """The CSV report `text` for a terminal: every cell through `printable`, so a file name
+    holding an escape sequence or a line break shows as escapes rather than driving the
+    terminal or starting a row of its own (a file, a pipe or `-o` gets the cells as they are)."""
+    if text.replace("\n", "").isprintable():
+        return text  # only row ends: nothing to escape
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    for row in csv.reader(io.StringIO(text, newline="")):
+        writer.writerow([printable(cell) for cell in row])
     return buf.getvalue()

@@ -181,6 +181,10 @@ def _emit(text: str, fmt: str, output: Optional[Path], facts: dict[str, Any]) ->
             sys.exit(EXIT_ERROR)
         info(f"wrote {fmt} report to {output} ({facts['findings']} findings in {facts['files_scanned']} files)")
     else:
+        if fmt == "csv" and sys.stdout.isatty():
+            from ascend_migrate.report.csv_report import terminal_csv
+
+            text = terminal_csv(text)
         # click strips ANSI codes when stdout is no terminal: a regex pass over megabytes of JSON
         # that can only change text holding an escape character, so it runs only then
         click.echo(text, nl=not text.endswith("\n"), color=None if "\x1b" in text else True)
