@@ -18,6 +18,14 @@ from typing import Any, Optional
 import click
 
 from ascend_migrate.console import info
+from ascend_migrate.printable import printable
+
+
+def _echo(text: str, err: bool = False, nl: bool = True) -> None:
+    """A line (or the tool's own few lines) of output. Exception texts, a command's output,
+    evidence and names come from the project being validated: control characters in them are
+    shown as escapes (`printable`), and a line break only where the message itself has one."""
+    click.echo(printable(text, keep="\n"), err=err, nl=nl)
 
 DEVICE_HELP = "cpu, cuda:N or npu:N"
 AUTOCAST = click.Choice(["none", "fp16", "bf16"])
@@ -56,7 +64,7 @@ def _thresholds(path: Optional[str]):
     try:
         return load_thresholds(path) if path else load_thresholds()
     except KnowledgeError as exc:
-        raise click.UsageError(f"bad thresholds file: {exc}") from exc
+        raise click.UsageError(f"bad thresholds file: {printable(exc)}") from exc
 
 
 def _autocast(value: Optional[str]) -> Optional[str]:
@@ -165,7 +173,7 @@ def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optio
             raise click.BadParameter(f"unknown item {exc.args[0]}; known: {', '.join(item_ids())}",
                                      param_hint="--confirm") from exc
         except ConfirmationRefused as exc:
-            click.echo(f"error: --confirm refused: {exc}", err=True)
+            _echo(f"error: --confirm refused: {printable(exc)}", err=True)
             sys.exit(2)
         if not note.strip():
             raise click.UsageError("--confirm needs a reason: add --note 'why this item is acceptable' "
@@ -175,7 +183,7 @@ def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optio
         try:
             environment = json.loads(Path(environment_file).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise click.BadParameter(f"not JSON: {exc}", param_hint="--environment") from exc
+            raise click.BadParameter(f"not JSON: {printable(exc)}", param_hint="--environment") from exc
     for spec, hint in ((entry, "--entry"), (ddp_entry, "--ddp-entry")):
         if spec is not None and ":" not in spec:
             raise click.BadParameter("use FILE.py:FUNCTION or module:FUNCTION", param_hint=hint)
@@ -194,15 +202,15 @@ def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optio
         try:  # refused before the run: a linked .ascend-migrate would carry the report elsewhere
             state_dir(project_dir(path), create=False)
         except UnsafePathError as exc:
-            click.echo(f"error: {exc}", err=True)
+            _echo(f"error: {printable(exc)}", err=True)
             sys.exit(2)
     try:
         report = validate_project(path, opts)
     except UnsafePathError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         sys.exit(2)
     except OSError as exc:
-        click.echo(f"error: cannot record the confirmation: {exc.strerror or exc} (is {path} read-only?)", err=True)
+        _echo(f"error: cannot record the confirmation: {printable(exc.strerror or exc)} (is {path} read-only?)", err=True)
         sys.exit(2)
     out_dir = report_dir or (project_dir(path) / ".ascend-migrate")
     json_path = out_dir / "validation-report.json"
@@ -212,10 +220,10 @@ def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optio
     if fmt == "json":
         click.echo(to_json(report), nl=False)
     elif fmt == "markdown":
-        click.echo(to_markdown(report), nl=False)
+        _echo(to_markdown(report), nl=False)
     else:
         _print_text(report)
-        click.echo(f"report: {json_path}\n        {md_path}")
+        _echo(f"report: {json_path}\n        {md_path}")
     sys.exit(0 if report["verdict"] == "pass" else 1)
 
 
@@ -245,7 +253,7 @@ def _check_command(command: tuple[str, ...], entry: Optional[str]) -> None:
 def _progress_echo():
     """Show the command's output lines on stderr while it runs (long work shows progress)."""
     def echo(line: str) -> None:
-        click.echo(f"  | {line}", err=True)
+        _echo(f"  | {printable(line)}", err=True)
 
     return echo
 
@@ -261,7 +269,7 @@ def _write_reports(files: dict[Path, str], root: Optional[Path] = None) -> None:
         txn.commit()
     except WriteError as exc:
         txn.abort()
-        click.echo(f"error: {exc}; no report written (use --report-dir DIR for a read-only tree)", err=True)
+        _echo(f"error: {printable(exc)}; no report written (use --report-dir DIR for a read-only tree)", err=True)
         sys.exit(2)
 
 
@@ -269,7 +277,7 @@ def _print_text(report: dict[str, Any]) -> None:
     width = max(len(i["id"]) for i in report["items"])
     for item in report["items"]:
         status = item["status"].upper()
-        click.echo(f"{status:>15}  {item['id']:<{width}}  {item['severity']:<7}  {item.get('summary', '')}")
+        _echo(printable(f"{status:>15}  {item['id']:<{width}}  {item['severity']:<7}  {item.get('summary', '')}"))
         if item["status"] in ("fail", "manual-pending"):
             for ev in item["evidence"][:8]:
                 where = f"{ev['path']}:{ev['line']}: " if ev.get("path") and ev.get("line") else ""
@@ -279,41 +287,41 @@ def _print_text(report: dict[str, Any]) -> None:
                     text = f"output '{ev['output']}': {text}"
                 if ev.get("note"):
                     text += f" ({ev['note']})"
-                click.echo(f"{'':>17}{where}{rule}{text}")
+                _echo(printable(f"{'':>17}{where}{rule}{text}"))
                 for line in (ev.get("last_output") or [])[-10:]:
-                    click.echo(f"{'':>19}| {line}")
+                    _echo(f"{'':>19}| {printable(line)}")
             if len(item["evidence"]) > 8:
-                click.echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")
-    click.echo(f"\nverdict: {report['verdict'].upper()}"
+                _echo(f"{'':>17}... {len(item['evidence']) - 8} more in the report")
+    _echo(f"\nverdict: {report['verdict'].upper()}"
                + (f" ({report['provenance'].get('emulated')})" if report.get("provenance", {}).get("emulated") else ""))
     if report.get("edit_sites"):
-        click.echo(f"  edit sites: {report['edit_sites']}")
+        _echo(f"  edit sites: {report['edit_sites']}")
     for reason in report.get("reasons", []):
-        click.echo(f"  - {reason}")
+        _echo(f"  - {printable(reason)}")
     for warning in report.get("open_warnings", []):
-        click.echo(f"  warning: {warning}")
+        _echo(f"  warning: {printable(warning)}")
     for refused in report.get("confirmations_refused", []):
-        click.echo(f"  confirmation of {refused['id']} not applied: {refused['reason']}")
+        _echo(f"  confirmation of {refused['id']} not applied: {refused['reason']}")
     undecided = [i["id"] for i in report["items"] if i.get("kind") == "manual" and i["status"] == "manual-pending"]
     if undecided:
-        click.echo(f"  manual items ({', '.join(undecided)}): a person who checked one records it with "
+        _echo(f"  manual items ({', '.join(undecided)}): a person who checked one records it with "
                    "--confirm ID --note REASON")
     prov = report.get("provenance") or {}
     golden = prov.get("golden") or {}
     if not golden.get("compared"):
-        click.echo(f"  note: no numerical comparison ({golden.get('why_not')}); a model skill needs one")
+        _echo(f"  note: no numerical comparison ({golden.get('why_not')}); a model skill needs one")
     if report.get("verdict_note"):
-        click.echo(f"  note: {report['verdict_note']}")
+        _echo(f"  note: {report['verdict_note']}")
     elif prov.get("device_kind") not in (None, "npu"):
-        click.echo(f"  note: validated on {prov.get('device')}, not an NPU")
+        _echo(f"  note: validated on {prov.get('device')}, not an NPU")
 
 
 def _echo_tail(outcome: dict[str, Any], n: int = 15) -> None:
     lines = (outcome or {}).get("last_output") or []
     if lines:
-        click.echo(f"  last {min(n, len(lines))} line(s) of its output:", err=True)
+        _echo(f"  last {min(n, len(lines))} line(s) of its output:", err=True)
         for line in lines[-n:]:
-            click.echo(f"    {line}", err=True)
+            _echo(f"    {printable(line)}", err=True)
 
 
 def _where(exc: BaseException, root: Path) -> str:
@@ -379,34 +387,34 @@ def _capture_command(command: list[str], device: str, output: Path, root: Path, 
                               idle_s=idle_s, cap_s=cap_s, pass_env=pass_env, loss_pattern=loss_pattern,
                               on_line=_progress_echo())
     except Exception as exc:  # the emulated npu cannot be built, the command cannot start
-        click.echo(f"error: {type(exc).__name__}: {exc}; no golden file written", err=True)
+        _echo(f"error: {type(exc).__name__}: {printable(exc)}; no golden file written", err=True)
         sys.exit(1)
     label = f"{device} (emulated npu, CPU kernels)" if run.emulated else device
     if not run.ok:
-        click.echo(f"error: the command on {label} is not usable as a reference: " + "; ".join(run.problems)
+        _echo(f"error: the command on {label} is not usable as a reference: " + "; ".join(run.problems)
                    + "; no golden file written", err=True)
         _echo_tail(run.outcome.to_dict())
         sys.exit(1)
     try:
         save_golden(output, cmd.golden_from_run(run, dtype))
     except GoldenError as exc:
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         sys.exit(2)
     rec = run.rank0 or {}
     losses = run.losses()
-    click.echo(f"captured {rec.get('steps')} step(s) of `{' '.join(command)}` on {label}: trained on "
+    _echo(f"captured {rec.get('steps')} step(s) of `{' '.join(command)}` on {label}: trained on "
                f"{rec.get('device')}, {len(run.records)} process(es), {threads} thread(s), seed {seed}")
-    click.echo(f"  losses: {len(losses)} value(s), first {losses[0]:.6g}, last {losses[-1]:.6g} "
+    _echo(f"  losses: {len(losses)} value(s), first {losses[0]:.6g}, last {losses[-1]:.6g} "
                f"(from {run.loss_source})")
     if run.withheld_env:
-        click.echo(f"  withheld from the command: {', '.join(run.withheld_env)} (--pass-env NAME to pass one)")
+        _echo(f"  withheld from the command: {', '.join(run.withheld_env)} (--pass-env NAME to pass one)")
     from ascend_migrate.validate.metrics import constant_losses
 
     constant = constant_losses(losses)
     if constant:
-        click.echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will compare "
+        _echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will compare "
                    "nothing", err=True)
-    click.echo(f"wrote {output}")
+    _echo(f"wrote {output}")
 
 
 def _capture_entry(entry: str, device: str, output: Path, root: Path, seed: int, steps: int, autocast: str,
@@ -424,33 +432,33 @@ def _capture_entry(entry: str, device: str, output: Path, root: Path, seed: int,
         golden = capture(entry, root, device, output, seed=seed, steps=steps, autocast=_autocast(autocast),
                          precision=precision, idle_s=idle_s, cap_s=cap_s)
     except GoldenError as exc:  # a NaN/inf reference: refused, nothing written
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         sys.exit(2)
     except (EntryError, DeviceError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         sys.exit(1)
     except EntryFailed as exc:
-        click.echo(f"error: {exc}; no golden file written", err=True)
+        _echo(f"error: {printable(exc)}; no golden file written", err=True)
         _echo_tail(exc.outcome)
         sys.exit(1)
     except Exception as exc:  # the entry itself raised: say where, without a wall of traceback
-        click.echo(f"error: running {entry} on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)
-        click.echo("  the entry must run on the reference device as it is; see references/entry-contract.md", err=True)
+        _echo(f"error: running {entry} on {device} raised {type(exc).__name__}: {printable(exc)}{_where(exc, root)}", err=True)
+        _echo("  the entry must run on the reference device as it is; see references/entry-contract.md", err=True)
         sys.exit(1)
     meta = golden.meta
-    click.echo(f"captured {meta['kind']} entry {entry} on {device} ({meta['device_name']}), dtype {meta['dtype']}, seed {seed}")
+    _echo(f"captured {meta['kind']} entry {entry} on {device} ({meta['device_name']}), dtype {meta['dtype']}, seed {seed}")
     for name, info in meta["outputs"].items():
-        click.echo(f"  output {name}: shape {info['shape']} {info['dtype']}")
+        _echo(f"  output {name}: shape {info['shape']} {info['dtype']}")
     if golden.losses:
-        click.echo(f"  losses: {len(golden.losses)} step(s), first {golden.losses[0]:.6g}, last {golden.losses[-1]:.6g}")
+        _echo(f"  losses: {len(golden.losses)} step(s), first {golden.losses[0]:.6g}, last {golden.losses[-1]:.6g}")
         from ascend_migrate.validate.metrics import constant_losses
 
         constant = constant_losses(golden.losses)
         if constant:
-            click.echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will "
+            _echo(f"warning: {constant}: the loss does not depend on the model, so the loss curve will "
                        "compare nothing (validate leaves loss-curve unconfirmed); fix the entry's loss and "
                        "capture again", err=True)
-    click.echo(f"wrote {output}")
+    _echo(f"wrote {output}")
 
 
 @validate_command.command(name="compare")
@@ -487,14 +495,14 @@ def compare_command(golden: Path, device: str, entry: Optional[str], root: Path,
     except GoldenError as exc:
         raise click.BadParameter(str(exc), param_hint="GOLDEN") from exc
     except (EntryError, DeviceError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         sys.exit(1)
     except EntryFailed as exc:
-        click.echo(f"error: {exc}", err=True)
+        _echo(f"error: {printable(exc)}", err=True)
         _echo_tail(exc.outcome)
         sys.exit(1)
     except Exception as exc:  # the entry itself raised
-        click.echo(f"error: running the entry on {device} raised {type(exc).__name__}: {exc}{_where(exc, root)}", err=True)
+        _echo(f"error: running the entry on {device} raised {type(exc).__name__}: {printable(exc)}{_where(exc, root)}", err=True)
         sys.exit(1)
     data = {"schema": "ascend-migrate/comparison-report/1", "verdict": result.status,
             "thresholds": {"dtype": result.dtype, "outputs": thresholds.gate(result.dtype).to_dict(),
@@ -505,22 +513,22 @@ def compare_command(golden: Path, device: str, entry: Optional[str], root: Path,
     if json_out:
         json_out.write_text(text, encoding="utf-8")
     if fmt == "json":
-        click.echo(text, nl=False)
+        _echo(text, nl=False)
     else:
         gate = thresholds.gate(result.dtype)
-        click.echo(f"thresholds ({result.dtype}): " + ", ".join(f"{k}={v}" for k, v in gate.to_dict().items())
+        _echo(f"thresholds ({result.dtype}): " + ", ".join(f"{k}={v}" for k, v in gate.to_dict().items())
                    + f"; hard: {thresholds.hard.to_dict()}; loss: {thresholds.loss_tol(result.dtype).to_dict()}")
         for r in result.outputs:
             m = r.metrics
             metrics = (f"cosine={m.cosine:.6g} max_abs={m.max_abs:.3g} rel_err={m.rel_err:.3g} "
                        f"max_rel={m.max_rel:.3g} mean_rel={m.mean_rel:.3g} rmse={m.rmse:.3g} nan_inf={m.target_nan_inf}"
                        if m else "")
-            click.echo(f"{r.status.upper():>10}  {r.name}  {metrics}")
+            _echo(f"{r.status.upper():>10}  {r.name}  {metrics}")
             for msg in r.failures:
-                click.echo(f"{'':>12}{msg}")
+                _echo(f"{'':>12}{printable(msg)}")
         if result.loss is not None:
-            click.echo(f"{result.loss.status.upper():>10}  loss  {result.loss.message}")
-        click.echo(f"verdict: {result.status.upper()}")
+            _echo(f"{result.loss.status.upper():>10}  loss  {result.loss.message}")
+        _echo(f"verdict: {result.status.upper()}")
     sys.exit(0 if result.passed else 1)
 
 
