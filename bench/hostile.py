@@ -20,6 +20,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -36,7 +37,10 @@ try:
 except SystemExit as exc:
     code = exc.code or 0
 except Exception as exc:
-    code = repr(exc)[:80]
+    if hasattr(exc, "exit_code"):  # click's own errors: the exit status the command gives
+        code = exc.exit_code
+    else:
+        code = repr(exc)[:80]
 sys.stderr.write("\nPROBE " + json.dumps({"s": time.perf_counter() - start, "exit": code,
                  "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}) + "\n")
 """
@@ -101,6 +105,20 @@ def build(root: Path) -> list[tuple[str, list[str]]]:
     cases.append(("scan: run.sh with `export X=\"nccl-nccl-...\"` (50 kB)", ["scan", str(sh), "--no-cache"]))
     many = tree("many", {"gen.py": "import torch\n" + "torch.cuda.synchronize()\n" * 160_000})
     cases.append(("scan: 3.9 MB file of 160,000 `torch.cuda.synchronize()` lines", ["scan", str(many), "--no-cache"]))
+    # one line of many calls: each call's parent was found by a pass over the whole list
+    line = tree("one-line", {"gen.py": "import torch\nx = [" + "torch.cuda.synchronize(), " * 24_600 + "]\n"})
+    cases.append(("scan: one 640 kB line of 24,600 `torch.cuda.synchronize()` calls", ["scan", str(line), "--no-cache"]))
+    # one launch line of one long word: shlex grew the word a character at a time
+    launch = tree("launch", {"run.sh": "python " + "x.pyx" * 320_000 + "\n"})
+    cases.append(("scan: 1.6 MB launch line `python x.pyx...`", ["scan", str(launch), "--no-cache"]))
+    wheel = root / "torch_npu-9.9.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w", compression=zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("torch_npu/__init__.py", "")
+        zf.writestr("torch_npu/version.py", "__version__ = '9.9.0'\n")
+        zf.writestr("torch_npu-9.9.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: torch-npu\nVersion: 9.9.0\n")
+        zf.writestr("torch_npu/npu/__init__.py", "__all__ = [" + "'a'," * 2_000_000 + "]\n")
+    cases.append((f"kb sync: {wheel.stat().st_size >> 10} kB wheel, npu/__init__.py an 8 MB `__all__`",
+                  ["kb", "sync", "--wheel", str(wheel), "--out", str(root / "kb"), "--force"]))
     return cases
 
 
