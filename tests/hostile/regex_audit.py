@@ -68,6 +68,9 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("scan/python_ast.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
         "tool-command rules' tools, escaped: the same patterns as text_scanners' (built_patterns)",
     ("scan/prefilter.py", '"|".join(alternatives)'): "the scan prefilter (built_patterns: prefilter.pattern)",
+    ("scan/engine.py", "_PIN_HEAD + re.escape(package) + _PIN_VERSIONS"):
+        "a pin line of one escaped package name; its pieces are module globals walked with the package "
+        "name `transformers` (built_patterns: engine pin pattern)",
     ("scan/text_scanners.py", 'spec["in_files_matching"]'):
         "cli-flag rules' file gates (built_patterns: _cli_flag_patterns)",
     ("scan/python_ast.py", 'spec["values"]'): "config-value rules' values (built_patterns: _config_value_patterns)",
@@ -248,6 +251,12 @@ def built_patterns() -> list[Audited]:
     for *_, gate in text_scanners._cli_flag_patterns(kb):
         if gate is not None:
             out.append(Audited.of(gate.pattern, gate.flags, "scan.text_scanners cli flag file gates"))
+    from ascend_migrate.scan import engine
+
+    pin = re.compile(engine._PIN_HEAD + re.escape("transformers") + engine._PIN_VERSIONS)
+    out.append(Audited.of(pin.pattern, pin.flags, "scan.engine pin pattern"))
+    for p, *_ in text_scanners._cli_flag_patterns(kb, docs=True):
+        out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags read in documents"))
     for rule in (*kb.rules_of_kind("keyword"), *kb.rules_of_kind("config-value"), *kb.rules_of_kind("device-name")):
         for top in rule.match.get("in_modules_importing", ()):
             p = python_ast.import_line_pattern(top)

@@ -886,11 +886,18 @@ def _version(text: str) -> tuple[int, ...]:
     return tuple(parts + [0] * (3 - len(parts))) if parts else ()
 
 
+# A pin line of one package: its name at the start of a line (after quotes, a list dash or
+# indentation, never across lines), optional extras, then the version clauses. Each piece has one
+# way to match, so a crafted line costs time linear in its length.
+_PIN_HEAD = r"""(?im)^[ \t"'\-]*"""
+_PIN_VERSIONS = r"""[ \t]*(?:\[[^\]\n]*\][ \t]*)?((?:[=<>~!]=?[ \t]*[\w.*]+[ \t]*(?:,[ \t]*)?)+)"""
+
+
 def pinned_ceiling(texts: Iterable[str], package: str) -> Optional[tuple[int, ...]]:
     """The highest version of `package` the project's pins allow (`==4.40.0` -> 4.40.0,
     `<4.46` -> just under 4.46, `~=4.38.0` -> 4.38.x), or None when no pin bounds it from above
     (not listed, `>=` only, a URL): then pip takes the newest release."""
-    spec = re.compile(r"""(?im)^[\s"'\-]*""" + re.escape(package) + r"""\s*(?:\[[^\]]*\])?\s*((?:[=<>~!]=?\s*[\w.*]+\s*,?\s*)+)""")
+    spec = re.compile(_PIN_HEAD + re.escape(package) + _PIN_VERSIONS)
     ceiling: Optional[tuple[int, ...]] = None
     for text in texts:
         for m in spec.finditer(text):
