@@ -298,3 +298,11 @@ def test_an_exception_in_every_torchrun_rank_is_named(tmp_path):
                  "torchrun", "--standalone", "--nproc_per_node=2", "t.py")
     assert res.exit_code == 1
     assert "RuntimeError: boom in rank" in res.output and "t.py:3" in res.output, res.output[-2000:]
+
+
+def test_asking_for_an_npu_on_a_host_without_one_says_which_device_to_use(agnostic_port, golden):
+    _validate(agnostic_port, golden, "--no-ddp", "--device", "npu:0")
+    loss = item(report_of(agnostic_port), "loss-curve")
+    assert loss["status"] == "fail", loss
+    assert "trained on cpu, not on npu" in loss["summary"]
+    assert "agnostic port with --device cpu and a transfer port with --device emulated-npu" in loss["summary"]

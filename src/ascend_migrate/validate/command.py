@@ -494,9 +494,11 @@ def judge(run: CommandRun, shape: CommandShape, stop_code: int) -> list[str]:
     wanted = "npu" if run.device.startswith(("npu", "emulated-npu")) else "cuda" if run.device.startswith("cuda") else None
     trained = str((run.rank0 or {}).get("device") or "")
     if wanted and trained and not trained.startswith(wanted):
+        hint = ("; on a host without an NPU, validate an agnostic port with --device cpu and a transfer port "
+                "with --device emulated-npu" if run.device.startswith("npu") else "")
         problems.append(f"the command trained on {trained}, not on {wanted}: the run proves nothing about the "
                         f"{wanted} device; give the port's command the switch that puts the model there (a "
-                        "transfer port keeps the original's cuda device strings, e.g. --device cuda)")
+                        "transfer port keeps the original's cuda device strings, e.g. --device cuda)" + hint)
     if not run.losses():
         problems.append("no loss was recorded: nothing called backward on a scalar"
                         + (", and --loss-pattern matched no output line" if run.loss_source == "printed" else
