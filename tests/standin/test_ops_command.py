@@ -47,3 +47,18 @@ def test_an_older_release_is_named_not_guessed(npu_standin, monkeypatch):
     report = run(npu_standin, monkeypatch, "--torch-npu", "1.8.1", "--steps", "1")
     assert report["release"] == "1.8.1" and report["release_known"] is False
     assert report["fallback"] is None and "older than our data" in report["release_choice"]
+
+
+def test_a_command_that_fails_gives_a_partial_answer_and_exit_1(npu_standin, monkeypatch, tmp_path):
+    """A CUDA original that stops on the NPU host (here: a capability query answered None) ran only
+    part of its operators: the answer says so and does not exit 0 as if it were complete."""
+    (tmp_path / "train.py").write_text(
+        "import torch\n"
+        "x = torch.ones(4, device='cuda') * 2\n"
+        "major, minor = torch.cuda.get_device_capability()\n")
+    monkeypatch.setenv(emu.BUILD_DIR_ENV, str(npu_standin.build_dir))
+    result = CliRunner().invoke(ops_command, ["--root", str(tmp_path), "--torch-npu", "2.2.0", "--steps", "1",
+                                              "--", "python", "train.py"])
+    assert result.exit_code == 1, result.output
+    assert "(of the part that ran)" in result.output
+    assert "did not run to its end or to the asked steps" in result.output and "TypeError" in result.output

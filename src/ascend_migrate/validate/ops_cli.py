@@ -161,6 +161,14 @@ def run_ops(argv: Sequence[str], root: Path, release: Optional[str], steps: Opti
                       "project was written"] + errors,
         }
         report.update(analyse(counts, chosen, recorded_steps))
+        ended_well = report["stopped_by"] in ("steps", "time") or (
+            report["stopped_by"] == "end of the command" and outcome.kind == "exited" and outcome.returncode == 0)
+        report["complete"] = bool(ended_well and counts)
+        if not ended_well:
+            report["notes"].append(f"the command did not run to its end or to the asked steps ({outcome.describe()} "
+                                   f"after {recorded_steps} step(s)): operators it would dispatch after that "
+                                   "point are not known")
+            report["tail"] = list(outcome.tail)[-15:]
         if not counts:
             report["notes"].append("no operator reached the npu: the command never put a tensor on the "
                                    "device (or failed before it did); see the tail below")
@@ -181,8 +189,11 @@ def render_text(report: dict[str, Any]) -> str:
                      f"{(src.get('op_plugin_commit') or '?')[:10]}), {report['steps']} step(s), "
                      f"stopped by {report['stopped_by'] or 'nothing (no record)'}")
         fallback = report["fallback"] or []
-        if not fallback:
-            lines.append("no operator of this run falls back to the CPU")
+        if not report["supported"] and not fallback:
+            lines.append("no operator reached the npu: nothing to predict")
+        elif not fallback:
+            lines.append("no operator of this run falls back to the CPU"
+                         + ("" if report.get("complete") else " (of the part that ran)"))
         else:
             lines.append(f"{len(fallback)} operator(s) run on the CPU on the NPU host:")
             for row in fallback:
@@ -221,4 +232,5 @@ def ops_command(release: Optional[str], steps: Optional[int], seconds: Optional[
         click.echo(json.dumps(report, indent=1))
     else:
         click.echo(render_text(report))
-    sys.exit(0)
+    # 1: the answer covers only part of the run (the command failed or put nothing on the device)
+    sys.exit(0 if report.get("complete", True) or not report["release_known"] else 1)
