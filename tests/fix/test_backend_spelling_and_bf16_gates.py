@@ -8,13 +8,13 @@
 """
 import types
 
-import torch
-
 from ascend_migrate.fix.rewrite import Options, rewrite_python
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.engine import Job, analyse
 
 KB = load_knowledge()
+# The dtypes the port picks between, as markers: the port runs against a stand-in torch module.
+BF16, FP16 = types.SimpleNamespace(name="bfloat16"), types.SimpleNamespace(name="float16")
 
 
 def _port(style: str, src: str) -> str:
@@ -70,7 +70,7 @@ def test_transfer_asks_the_device_for_bf16():
 def _run_agnostic(accel_type, module, cuda_version=None):
     code = _port("agnostic", GATES)
     fake_torch = types.SimpleNamespace(
-        bfloat16=torch.bfloat16, float16=torch.float16,
+        bfloat16=BF16, float16=FP16,
         version=types.SimpleNamespace(cuda=cuda_version),
         accelerator=types.SimpleNamespace(is_available=lambda: accel_type is not None,
                                           current_accelerator=lambda: types.SimpleNamespace(type=accel_type)),
@@ -84,13 +84,13 @@ def _run_agnostic(accel_type, module, cuda_version=None):
 def test_agnostic_picks_bf16_where_the_accelerator_supports_it():
     npu = types.SimpleNamespace(is_bf16_supported=lambda: True)
     scope = _run_agnostic("npu", npu)
-    assert scope["dtype"] is torch.bfloat16 and scope["use_fp16"] is False
+    assert scope["dtype"] is BF16 and scope["use_fp16"] is False
 
 
 def test_agnostic_keeps_the_capability_test_on_cuda_and_fp16_without_an_answer():
     gpu = types.SimpleNamespace(is_bf16_supported=lambda: True)  # emulation would say yes on a V100
-    assert _run_agnostic("cuda", gpu, cuda_version="12.4")["dtype"] is torch.float16
-    assert _run_agnostic(None, None)["dtype"] is torch.float16
-    assert _run_agnostic("mps", types.SimpleNamespace())["dtype"] is torch.float16
+    assert _run_agnostic("cuda", gpu, cuda_version="12.4")["dtype"] is FP16
+    assert _run_agnostic(None, None)["dtype"] is FP16
+    assert _run_agnostic("mps", types.SimpleNamespace())["dtype"] is FP16
     out = _port("agnostic", GATES)
     assert _port("agnostic", out) == out
