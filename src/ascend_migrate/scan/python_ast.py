@@ -532,7 +532,7 @@ class PythonAnalyzer(FastVisitor):
         fixes = tuple(fixes)
         if self._npu_table_depth:
             return  # {"cuda": torch.cuda.current_device, "npu": torch.npu.current_device}: ready as it is
-        if self._bnb_test_depth and rule.id in BNB_TEST_QUIET:
+        if self._bnb_test_depth and rule.match.get("quiet_in_bitsandbytes_tests"):
             return  # a test of the bitsandbytes integration: skipped where bitsandbytes is absent
         if self._npu_depth and (rule.npu_branch_effect == "info" or self._off_npu_depth):
             # Reported once per branch, as information: the code already has its npu path.
@@ -2247,7 +2247,6 @@ def _npu_polarity(test: ast.AST) -> Optional[bool]:
     return None
 
 
-BNB_TEST_QUIET = frozenset({"HF001", "HF003"})
 _BNB_REQUIREMENT = re.compile(r"(?i)\brequires?_(?:bitsandbytes|bnb)\w*|\bis_bnb(?:_4bit)?_available\b|bitsandbytes")
 
 
