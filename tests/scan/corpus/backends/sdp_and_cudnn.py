@@ -14,7 +14,7 @@ from torch.backends.cuda import enable_flash_sdp, matmul  # expect: none
 
 def configure(deterministic: bool):
     cudnn.benchmark = not deterministic  # expect: PR002
-    cudnn.deterministic = deterministic  # expect: PR002
+    cudnn.deterministic = deterministic  # expect: PR006
     cudnn.allow_tf32 = True  # expect: PR001
     torch.backends.cudnn.enabled = True  # expect: PR002
     matmul.allow_tf32 = True  # expect: PR001
@@ -44,6 +44,9 @@ def nearby_names_that_are_fine(settings):
     settings.benchmark = True  # expect: none
     deterministic = settings.deterministic  # expect: none
     torch.use_deterministic_algorithms(deterministic)  # expect: none
+    print("deterministic:", cudnn.deterministic)  # expect: none
+    if torch.backends.cudnn.deterministic:  # expect: none
+        torch.backends.cudnn.deterministic = False  # expect: PR006
     kernel = dict(enable_flash=True)  # expect: none
     return kernel  # expect: none
 
