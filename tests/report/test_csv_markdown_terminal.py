@@ -101,6 +101,57 @@ def test_markdown_of_a_real_scan(tree, scan_tree, kb):
     assert "`pkg/train.py`" in text and "| main-guard |" in text
 
 
+SCRIPT = """import argparse
+import torch
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--lr", type=float, default=0.1)
+    parser.parse_args()
+    torch.nn.Linear(4, 4).cuda()
+
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _many_scripts(root, n):
+    (root / "scripts").mkdir(parents=True)
+    for i in range(n):
+        (root / "scripts" / f"run_{i:02d}.py").write_text(SCRIPT, encoding="utf-8")
+    return root
+
+
+def test_markdown_summary_keeps_the_entry_points_and_is_bounded(tmp_path, scan_tree, kb):
+    """The summary an agent reads before porting: every summary table and the entry points
+    (at most ENTRY_ROWS listed, the rest counted), no findings or rule sections."""
+    n = markdown.ENTRY_ROWS + 7
+    result = scan_tree(_many_scripts(tmp_path / "proj", n))
+    assert len(result.entry_points) == n
+    full = render(result, "md", kb)
+    text = render(result, "md", kb, summary=True)
+    heads = _headings(text)
+    for h in ("Summary", "transfer_to_npu coverage", "By category", "By rule", "Effort estimate", "Entry points"):
+        assert h in heads
+    assert "Findings" not in heads and "Rules" not in heads
+    entry_table = next(t for t in _tables(text) if t[0][:3] == ["File", "Line", "Kind"])
+    assert len(entry_table) - 1 == markdown.ENTRY_ROWS
+    assert "7 more entry points not listed here: all of them are under `entry_points` in the JSON report." in text
+    full_entries = next(t for t in _tables(full) if t[0][:3] == ["File", "Line", "Kind"])
+    assert len(full_entries) - 1 == n and "more entry points" not in full
+    assert full.startswith(text.split("## Entry points")[0])  # the same tables before the entry points
+    assert len(text) < len(full) / 2
+
+
+def test_markdown_summary_of_a_small_tree_lists_every_entry_point(tree, scan_tree, kb):
+    result = scan_tree(tree)
+    text = render(result, "md", kb, summary=True)
+    assert "| `pkg/train.py` |" in text and "| main-guard |" in text and "more entry points" not in text
+    assert f"The {len(result.findings)} findings themselves" in text
+
+
 # --------------------------------------------------------------------------- terminal
 def test_summary_without_colour_has_the_counts(hand_result, kb):
     text = terminal.summary(hand_result, kb, color=False)

@@ -137,3 +137,18 @@ def test_the_tools_digest_is_kept_and_a_damaged_memo_is_recomputed(tmp_path, mon
     monkeypatch.setattr(snapshots, "_TOOL_DIGEST", None)
     assert snapshots.tool_digest() == first  # computed again from the package's bytes
     assert memos[0].read_text() == first
+
+
+def test_markdown_summary_flag_needs_markdown_and_is_not_served_as_the_full_report(tmp_path, monkeypatch):
+    """`--summary` is a view of the Markdown report: refused with another format, and a stored
+    full report is never given for it (nor the summary for a full one)."""
+    isolate(tmp_path, monkeypatch)
+    root = write_project(tmp_path / "proj")
+    code, _ = scan_cli(root, "--format", "text", "--summary")
+    assert code == 2
+    _, full = scan_cli(root, "--format", "md")
+    _, summary = scan_cli(root, "--format", "md", "--summary")
+    _, full_again = scan_cli(root, "--format", "md")
+    assert "## Entry points" in summary and "| `train.py` |" in summary and "## Findings" not in summary
+    assert "## Findings" in full and without_time("md", full_again) == without_time("md", full)
+    assert full.startswith(summary.split("## Entry points")[0].split(" scanned in ")[0])

@@ -20,9 +20,11 @@ def render(
     *,
     color: bool = False,
     sarif_options: Optional[dict[str, Any]] = None,
+    summary: bool = False,
 ) -> str:
     """The report in one of FORMATS as text. `color` applies to "text" only; `sarif_options`
-    (`source_root`, `docs_base`, ...) to "sarif" only."""
+    (`source_root`, `docs_base`, ...) to "sarif" only; `summary` (the summary sections alone,
+    bounded) to "md" only."""
     from ascend_migrate.report import csv_report, json_report, markdown, sarif, terminal
 
     if fmt not in FORMATS:
@@ -33,7 +35,7 @@ def render(
     if fmt == "json":
         return json_report.report_text(report)
     if fmt == "md":
-        return markdown.to_markdown(report, kb)
+        return markdown.to_markdown(report, kb, summary=summary)
     if fmt == "sarif":
         return sarif.dumps(report, kb, **(sarif_options or {}))
     return csv_report.to_csv(report, kb)

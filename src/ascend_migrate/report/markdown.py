@@ -1,5 +1,10 @@
 """Markdown scan report: summary tables, then every finding grouped by file.
 
+`summary=True` gives the summary alone (counts, plans, coverage, rules, effort, top files,
+entry points), bounded whatever the size of the tree: at most ENTRY_ROWS entry points and
+rejected candidates each, the rest counted and left to the JSON report. It is the view an
+agent or a reviewer reads before deciding how to port.
+
 Rendered from the canonical JSON report with plain string building (GitHub-flavoured
 Markdown tables; pipes and newlines in cell text are escaped). The report stands on its own
 where it is read (the user's project, a CI artifact): each rule ID links to a "Rules"
@@ -21,12 +26,14 @@ TRANSFER_MEANING = {
     "none": "not handled by transfer_to_npu: needs a code change",
     "unknown": "rule not in this knowledge base",
 }
+ENTRY_ROWS = 25  # entry points (and rejected candidates) listed in the summary; the rest are counted
 
 
 def to_markdown(
-    result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = None, *, top: int = 10
+    result: "ScanResult | dict[str, Any]", kb: Optional[KnowledgeBase] = None, *, top: int = 10,
+    summary: bool = False,
 ) -> str:
-    """The whole report as one Markdown document."""
+    """The whole report as one Markdown document, or (`summary`) its summary sections only."""
     report = printable_data(as_report(result, kb))  # names and texts from the tree, escaped
     counts = report["counts"]
     out: list[str] = ["# ascend-migrate scan report", ""]
@@ -109,23 +116,36 @@ def to_markdown(
                         f["by_severity"]["warning"], f["by_severity"]["info"]] for f in files])
 
     out += ["## Entry points", ""]
-    if report["entry_points"]:
+    entries = report["entry_points"]
+    shown = entries[:ENTRY_ROWS] if summary else entries
+    if entries:
         out += _table(
             ["File", "Line", "Kind", "transfer_to_npu imported", "torch_npu imported", "Why"],
             [[f"`{_code(e['path'])}`", e["line"], e["kind"], _yes(e["has_transfer_import"]),
-              _yes(e["imports_torch_npu"]), _cell(e.get("reason", ""))] for e in report["entry_points"]],
+              _yes(e["imports_torch_npu"]), _cell(e.get("reason", ""))] for e in shown],
         )
+        out += _left_out(len(entries) - len(shown), "entry points", "entry_points")
     else:
         out += ["None found (no main block, module-level script code, console script, launch line or notebook "
                 "that reaches torch).", ""]
-    if report.get("rejected_entry_points"):
+    rejected = report.get("rejected_entry_points") or []
+    if rejected:
+        shown = rejected[:ENTRY_ROWS] if summary else rejected
         out += ["Not entry points (overrule with `--entry FILE`):", ""]
         out += _table(["File", "Why not"], [[f"`{_code(e['path'])}`", _cell(e.get("reason", ""))]
-                                            for e in report["rejected_entry_points"]])
+                                            for e in shown])
+        out += _left_out(len(rejected) - len(shown), "candidates", "rejected_entry_points")
 
     if report["notes"]:
+        notes = report["notes"][:top] if summary else report["notes"]
         out += ["## Files not fully scanned", ""]
-        out += _table(["File", "Reason"], [[f"`{_code(n['path'])}`", _esc(n["reason"])] for n in report["notes"]])
+        out += _table(["File", "Reason"], [[f"`{_code(n['path'])}`", _esc(n["reason"])] for n in notes])
+        out += _left_out(len(report["notes"]) - len(notes), "files", "notes")
+
+    if summary:
+        out += [f"The {counts['findings']:,} findings themselves: `--format md` without `--summary`, or the "
+                "JSON report (`--format json`).", ""]
+        return "\n".join(out).rstrip("\n") + "\n"
 
     out += ["## Findings", ""]
     if not report["findings"]:
@@ -141,6 +161,10 @@ def to_markdown(
         for rid in sorted(report["rules"]):
             out += _rule_section(report["rules"][rid])
     return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _left_out(n: int, what: str, key: str) -> list[str]:
+    return [f"{n:,} more {what} not listed here: all of them are under `{key}` in the JSON report.", ""] if n > 0 else []
 
 
 def _rule_link(rid: str) -> str:

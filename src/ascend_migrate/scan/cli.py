@@ -38,10 +38,13 @@ EXIT_OK, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
               help="SARIF artifact paths are relative to DIR (e.g. the repository root when PATH is a subfolder).")
 @click.option("--docs-base", metavar="URL",
               help="Absolute URL prefix for rule docs in SARIF (helpUri); without it the docs are inline only.")
+@click.option("--summary", is_flag=True,
+              help="With --format md: the summary tables and the entry points only (at most 25 listed), "
+                   "without the findings; bounded for any size of tree.")
 def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select: tuple[str, ...],
                  ignore: tuple[str, ...], exclude: tuple[str, ...], jobs: int | None, no_cache: bool, torch_npu: str | None,
                  entry: tuple[str, ...], no_entry: tuple[str, ...], color: bool | None,
-                 sarif_root: Path | None, docs_base: str | None) -> None:
+                 sarif_root: Path | None, docs_base: str | None, summary: bool) -> None:
     """Scan PATH (a project directory or one file) for CUDA-only code.
 
     Reports every CUDA API use (aliases resolved), device strings, nccl, DataParallel, AMP,
@@ -67,6 +70,8 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
             raise click.BadParameter(f"{sarif_root} is not a folder containing {path}", param_hint="--sarif-root")
     if docs_base is not None and "://" not in docs_base:
         raise click.BadParameter("must be an absolute URL such as https://example.org/docs/", param_hint="--docs-base")
+    if summary and fmt != "md":
+        raise click.BadParameter("the summary is a Markdown view: use it with --format md", param_hint="--summary")
     use_color = set_color(color) and output is None
     snapshots = snap_key = fingerprint = None
     if not no_cache:  # the tree as the last scan with these options saw it: its report stands
@@ -76,7 +81,9 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
         snap_key = snapshots.options_key(path, {
             "fmt": fmt, "color": use_color, "select": select, "ignore": ignore, "exclude": exclude,
             "torch_npu": torch_npu, "entry": entry, "no_entry": no_entry,
-            "sarif_root": str(sarif_root.resolve()) if sarif_root is not None else None, "docs_base": docs_base})
+            "sarif_root": str(sarif_root.resolve()) if sarif_root is not None else None, "docs_base": docs_base,
+            # only when given: the key of every other scan stays the one the stored-report reader computes
+            **({"summary": True} if summary else {})})
         try:
             fingerprint = snapshots.tree_fingerprint(path, exclude)
         except OSError:
@@ -114,7 +121,7 @@ def scan_command(path: Path, fmt: str, output: Path | None, fail_on: str, select
 
     def rendered() -> str:
         return render(result, fmt, kb=kb, color=use_color) if fmt == "text" else \
-            render(result, fmt, kb=kb, sarif_options=sarif_options)
+            render(result, fmt, kb=kb, sarif_options=sarif_options, summary=summary)
 
     internal = [n for n in result.notes if n.reason.startswith(INTERNAL_PREFIX)]
     facts = {"findings": len(result.findings), "files_scanned": result.files_scanned,
