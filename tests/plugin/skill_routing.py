@@ -18,7 +18,7 @@ use when user asks about wants mentions do not if any into than only one all oth
 my our we i me you your can how what why which there their they has have been being
 """.split())
 # The domain every skill shares: naming it selects none of them.
-SHARED = frozenset("ascend npu npus huawei torch_npu pytorch torch code run runs".split())
+SHARED = frozenset("ascend npu npus huawei torch_npu pytorch torch code run runs 昇腾 华为".split())
 
 
 def description(skill_dir: Path) -> str:
@@ -41,9 +41,21 @@ def stem(word: str) -> str:
     return word
 
 
+# Chinese is written without spaces between words: a run of CJK characters counts by its
+# overlapping two-character pieces, so 迁移 in a description matches 把项目迁移到昇腾 in a request.
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
+
+
+def cjk_pieces(text: str) -> set[str]:
+    pieces: set[str] = set()
+    for run in CJK.findall(text):
+        pieces |= {run} if len(run) == 1 else {run[i:i + 2] for i in range(len(run) - 1)}
+    return pieces - SHARED
+
+
 def tokens(text: str) -> set[str]:
     words = re.findall(r"[a-z0-9_.]+", text.lower())
-    return {stem(w.strip(".")) for w in words if w.strip(".") and w.strip(".") not in STOP | SHARED}
+    return {stem(w.strip(".")) for w in words if w.strip(".") and w.strip(".") not in STOP | SHARED} | cjk_pieces(text)
 
 
 def trigger_words(skills: dict[str, str]) -> dict[str, set[str]]:

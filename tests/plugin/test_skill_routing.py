@@ -64,8 +64,38 @@ ERRORS = [
     "the job crashes with a traceback from torch_npu on rank 3",
     "results are wrong only on the NPU, fine on CPU",
 ]
-REQUESTS = ([(r, "cuda-to-npu") for r in PORTING] + [(r, "npu-training") for r in NEW_TRAINING]
-            + [(r, "npu-troubleshooting") for r in ERRORS])
+# Requests as users write them in Chinese, for DeepSpeed, Megatron and MindSpeed projects, with
+# plog files, for a host that has not failed yet and for the CANN environment; NaN and accuracy
+# differences on code that runs belong to npu-troubleshooting whoever wrote the code.
+PORTING_MORE = [
+    "把这个CUDA训练项目迁移到昇腾910B上",
+    "帮我把模型代码移植到华为昇腾NPU",
+    "Port our DeepSpeed ZeRO-3 fine-tuning repo from A100s to Ascend",
+    "We train with Megatron-LM on GPUs; move it to Ascend with MindSpeed",
+    "migrate this Megatron pretraining codebase to 910B",
+    "这个项目有自定义算子和.cu kernel，怎么迁移到昇腾？",
+]
+NEW_TRAINING_MORE = [
+    "在NPU训练脚本里开启混合精度，bf16还是fp16？",
+    "从零写一个昇腾上的训练脚本，要支持梯度累积",
+    "add bf16 mixed precision and gradient accumulation to our NPU trainer",
+]
+ERRORS_MORE = [
+    "昇腾上运行报错 EZ9999，怎么办",
+    "训练时算子不支持，日志说 fall back to the CPU",
+    "loss becomes NaN after a few hundred steps on the NPU",
+    "the loss turns inf and accuracy drifts from the reference run on Ascend",
+    "迁移完成后在昇腾上精度异常，loss对不上",
+    "here is the plog from ~/ascend/log/debug, what failed?",
+    "my DeepSpeed job hangs and HCCL times out on rank 2",
+    "MindSpeed pretraining crashes with EI0006 on the second node",
+    "we just got a new 910B server, check the host before we start anything",
+    "how do I set up the CANN environment, where is set_env.sh?",
+    "source set_env.sh every time? the CANN environment is missing in my shell",
+]
+REQUESTS = ([(r, "cuda-to-npu") for r in PORTING + PORTING_MORE]
+            + [(r, "npu-training") for r in NEW_TRAINING + NEW_TRAINING_MORE]
+            + [(r, "npu-troubleshooting") for r in ERRORS + ERRORS_MORE])
 
 
 @pytest.fixture(scope="module")
@@ -94,3 +124,24 @@ def test_descriptions_lead_with_when_to_use(descriptions):
     for name, text in descriptions.items():
         assert text.startswith("Use when"), name
         assert tokens(trigger_clause(text)), name
+
+
+# Neighbours: each request holds a trigger word of the skill it must not load (migrate, DeepSpeed,
+# mixed precision, 迁移, 精度...) and still loads the one meant for it.
+NEIGHBOURS = [
+    ("迁移完成后在昇腾上精度异常，loss对不上", "npu-troubleshooting", "cuda-to-npu"),
+    ("my DeepSpeed job hangs and HCCL times out on rank 2", "npu-troubleshooting", "cuda-to-npu"),
+    ("the migrated Megatron model crashes with EZ9999 in the plog", "npu-troubleshooting", "cuda-to-npu"),
+    ("the loss becomes NaN after 200 steps with fp16", "npu-troubleshooting", "npu-training"),
+    ("add gradient accumulation to our trainer already running on the NPU", "npu-training", "npu-troubleshooting"),
+    ("migrate our fp16 GradScaler training script from CUDA to Ascend", "cuda-to-npu", "npu-training"),
+    ("check which ops of this CUDA model break before we migrate it", "cuda-to-npu", "npu-troubleshooting"),
+]
+
+
+@pytest.mark.parametrize("request_text,expected,not_this", NEIGHBOURS)
+def test_neighbour_request_does_not_load_the_skill_it_borrows_a_word_from(descriptions, request_text, expected,
+                                                                       not_this):
+    chosen, scores = route(request_text, trigger_words(descriptions))
+    assert scores[not_this] > 0, ("not a neighbour of " + not_this, scores)
+    assert chosen == expected, scores
