@@ -253,26 +253,45 @@ def _after_imports(tree: ast.Module, lines: list[str]) -> Position:
 HELPER_NAMES = ("_accel_type", "_device_type")  # the names the agnostic helper binds
 
 
-def device_type_helper(torch_name: str, min_torch: str, nl: str) -> str:
+# Accelerators the agnostic helper accepts besides CUDA and the NPU when the module's original
+# code names them itself: code that only knew CUDA ran on the CPU on an MPS or XPU host.
+OTHER_ACCELERATORS = ("xpu", "mps")
+_OTHER_ACCELERATOR_WORD = re.compile(r"\b(xpu|mps)\b")
+
+
+def accelerators_used(source: str) -> tuple[str, ...]:
+    """The accelerator types the `_accel_type` helper of a module accepts: CUDA (the original's),
+    the NPU (the port's target), and any of xpu/mps the module's own code names."""
+    named = set(_OTHER_ACCELERATOR_WORD.findall(source))
+    return ("cuda", "npu") + tuple(a for a in OTHER_ACCELERATORS if a in named)
+
+
+def device_type_helper(torch_name: str, min_torch: str, nl: str,
+                       accepted: tuple[str, ...] = ("cuda", "npu")) -> str:
     """The module-level definitions of `_accel_type` and `_device_type` for the agnostic style.
 
-    `_accel_type` is the host's accelerator type, or None on a host without one: code that the
-    original ran only on CUDA tests against `_accel_type or "cuda"`, so on a CPU-only host it
-    stays off (or fails) exactly as the original did. `_device_type` is where tensors go: the
-    accelerator, or the CPU without one.
+    `_accel_type` is the host's accelerator type when the original could run there (CUDA, or an
+    accelerator its own code names) or it is an Ascend NPU; None otherwise. Code that the
+    original ran only on CUDA tests against `_accel_type or "cuda"`, so on a CPU-only host, or a
+    Mac whose MPS the original never used, it stays off (or fails) exactly as the original did.
+    `_device_type` is where tensors go: the accelerator, or the CPU without one.
     """
     t = torch_name
     v = version_tuple(min_torch)
-    comment = "# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type."
+    names = ", ".join(f'"{a}"' for a in accepted)
+    spoken = ", ".join(accepted[:-1]) + " or " + accepted[-1]
+    comment = (f"# The host's accelerator when it is {spoken}, else None (the CPU, where the original ran);"
+               " tensors go to _device_type.")
     if v >= (2, 6):
-        body = (f"_accel_type = {t}.accelerator.current_accelerator().type "
-                f"if {t}.accelerator.is_available() else None")
-        lines = [comment, body]
+        lines = [comment,
+                 f"_accel_type = {t}.accelerator.current_accelerator().type "
+                 f"if {t}.accelerator.is_available() else None",
+                 f"_accel_type = _accel_type if _accel_type in ({names}) else None"]
     else:
         lines = [
             "def _accelerator_type():",
-            '    """The first available accelerator type, or None."""',
-            '    for name in ("cuda", "npu", "xpu", "mps"):',
+            '    """The first available accelerator type of those accepted, or None."""',
+            f"    for name in ({names}):",
             f"        module = getattr({t}, name, None)",
             "        if module is not None and module.is_available():",
             "            return name",
@@ -619,7 +638,8 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
             pos, with_import = _insert_at_statement(tree, lines, _prologue_end(tree)), False
         else:
             pos, with_import = _helper_place(tree, lines, own_torch, edits)
-        helper = device_type_helper("torch" if with_import else (torch_name or "torch"), opts.min_torch, nl)
+        helper = device_type_helper("torch" if with_import else (torch_name or "torch"), opts.min_torch, nl,
+                                    accelerators_used(text))
         if with_import:
             helper = nl + "import torch" + nl + helper
             changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))

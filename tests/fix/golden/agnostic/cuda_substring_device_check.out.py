@@ -2,8 +2,9 @@ from contextlib import nullcontext
 
 import torch
 
-# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+# The host's accelerator when it is cuda or npu, else None (the CPU, where the original ran); tensors go to _device_type.
 _accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_accel_type = _accel_type if _accel_type in ("cuda", "npu") else None
 _device_type = _accel_type or "cpu"
 
 device = _device_type  # overridable from the command line, e.g. device = 'cpu'

@@ -1,8 +1,9 @@
 """Device-type tests that switch CUDA-only paths on (and, without an accelerator, off)."""
 import torch
 
-# The host's accelerator (cuda, npu, xpu, ...), or None without one; tensors go to _device_type.
+# The host's accelerator when it is cuda, npu or mps, else None (the CPU, where the original ran); tensors go to _device_type.
 _accel_type = torch.accelerator.current_accelerator().type if torch.accelerator.is_available() else None
+_accel_type = _accel_type if _accel_type in ("cuda", "npu", "mps") else None
 _device_type = _accel_type or "cpu"
 
 
