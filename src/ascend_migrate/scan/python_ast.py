@@ -2184,9 +2184,13 @@ class PythonAnalyzer(FastVisitor):
                 if isinstance(func_node, ast.Attribute) and func_node.attr == "startswith" \
                         and isinstance(func_node.value, ast.Name) and func_node.value.id == name:
                     return True
-                device = sub.args[0] if sub.args else next(
+                args_ = sub.args
+                called = self.qualname(func_node)
+                if called == "functools.partial" and args_:  # partial(torch.autocast, device_type=name)
+                    called, args_ = self.qualname(args_[0]), args_[1:]
+                device = args_[0] if args_ else next(
                     (k.value for k in sub.keywords if k.arg in ("device_type", "device")), None)
-                if isinstance(device, ast.Name) and device.id == name and self.qualname(func_node) in AMP_DEVICE_CALLS:
+                if isinstance(device, ast.Name) and device.id == name and called in AMP_DEVICE_CALLS:
                     return True
         return False
 

@@ -1,3 +1,6 @@
+import contextlib
+import functools
+
 import torch
 
 
@@ -28,3 +31,10 @@ def to_device(batch, device="cuda"):
     # A place for tensors only: the port runs on the CPU without an accelerator.
     return batch.to(device)
 
+
+
+def get_autocast(precision, device_type="cuda"):
+    # Handed on through functools.partial: still the autocast device, so it keeps naming CUDA.
+    if precision == "amp_bf16":
+        return functools.partial(torch.autocast, device_type=device_type, dtype=torch.bfloat16)
+    return contextlib.nullcontext

@@ -1,3 +1,6 @@
+import contextlib
+import functools
+
 import torch
 
 # The host's accelerator when it is cuda or npu, else None (the CPU, where the original ran); tensors go to _device_type.
@@ -33,3 +36,10 @@ def to_device(batch, device=_device_type):
     # A place for tensors only: the port runs on the CPU without an accelerator.
     return batch.to(device)
 
+
+
+def get_autocast(precision, device_type=_accel_type or "cuda"):
+    # Handed on through functools.partial: still the autocast device, so it keeps naming CUDA.
+    if precision == "amp_bf16":
+        return functools.partial(torch.autocast, device_type=device_type, dtype=torch.bfloat16)
+    return contextlib.nullcontext
