@@ -68,8 +68,20 @@ FLAG_MAP_BYTES = re.compile(rb"""^[ \t]*(?:-[ \t]+)?["']?--[A-Za-z]|NCCL_|CUDA_"
 _FLAG_MAP_LABEL = "launcher flags"
 
 
+def is_dockerfile(name: str) -> bool:
+    """A container build file: `Dockerfile`, `Dockerfile.gpu`, `Dockerfile-cuda`, `train.Dockerfile`,
+    `Containerfile` (any case)."""
+    lower = name.lower()
+    for stem in ("dockerfile", "containerfile"):
+        if lower == stem or lower.startswith((stem + ".", stem + "-", stem + "_")) or lower.endswith("." + stem):
+            return True
+    return False
+
+
 def known_config_kind(text: str, kind: str) -> str:
     """'DeepSpeed', 'Accelerate', ... for a recognised JSON/YAML config, else ''."""
+    if kind == "docker":
+        return "Dockerfile"
     keys = config_keys(text, kind)
     for label, any_of, all_of in _KINDS:
         if (any_of and keys & any_of) or (all_of and all_of <= keys):
@@ -132,7 +144,13 @@ def in_build_folder(rel: str, dirs: frozenset = CI_DIRS | BUILD_DIRS) -> bool:
 
 
 def is_build_config(rel: str, kind: str, text: str, launches: list[tuple[int, str]]) -> bool:
-    """A config or shell script that describes a build, install or CI host, not a run."""
+    """A config or shell script that describes a build, install or CI host, not a run.
+
+    A Dockerfile is not, unless a CI service's folder holds it: it describes the host a
+    containerised run starts on, in the root or a docker/ folder alike (its findings are never
+    rewritten either, see text_scanners.scan_config)."""
+    if kind == "docker":
+        return in_build_folder(rel, _HOSTED_CI_DIRS)
     if kind == "sh":
         return is_build_script(rel, text, launches)
     return in_build_folder(rel)

@@ -94,6 +94,8 @@ def classify(rel: str) -> Optional[Job]:
         return Job(rel, "cuda")
     if suffix in CONFIG_SUFFIXES:
         return Job(rel, "config", CONFIG_SUFFIXES[suffix])
+    if config_kinds.is_dockerfile(name):
+        return Job(rel, "config", "docker")
     if suffix == ".md" or lower in ("makefile", "gnumakefile") or suffix == ".mk":
         return Job(rel, "launcher", "md" if suffix == ".md" else "sh")  # read for launch lines only
     return None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import io
 import re
 import tokenize
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message, normalise_dist_name
@@ -453,7 +453,7 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
         snippet = _snippet(line)
         echoed = _Echoed(code) if _ECHO.search(code) is not None and not _WRITES_FILE.search(code) else None
         specific = _config_env_and_tools(kb, path, lineno, line, code, closed, snippet=snippet, echoed=echoed)
-        if kind != "sh":
+        if kind not in ("sh", "docker"):
             specific += _config_values(kb, path, lineno, line, code, snippet=snippet, form=kind)
         # the generic nccl finding a more specific one of the line covers is not made at all
         claimed = sorted((f.col, f.end_col) for f in specific if f.rule not in _GENERIC_CONFIG_RULES)
@@ -506,8 +506,12 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                 message=format_message(rule, symbol=clip(m.group(0))), severity=rule.severity,
                 confidence="low", snippet=snippet, symbol=clip(m.group(0))))
     findings = keep.findings()
-    if kind == "sh":
+    if kind in ("sh", "docker"):
         findings.extend(_cuda_wheel_sources(kb, path, text.splitlines(), pip_options=False))
+    if kind == "docker":
+        # an image's build file: what it names is listed for review, never rewritten (a
+        # CUDA_VISIBLE_DEVICES renamed inside an image built FROM a CUDA image helps nobody)
+        findings = [replace(f, fixes=()) if f.fixes else f for f in findings]
     return findings
 
 
@@ -689,7 +693,8 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
 
 # --------------------------------------------------------------------------- documents
 _FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+-]*)")
-_SHELL_FENCES = frozenset({"", "sh", "bash", "shell", "console", "zsh", "shell-session", "text"})
+_SHELL_FENCES = frozenset({"", "sh", "bash", "shell", "console", "zsh", "shell-session", "text",
+                           "dockerfile", "docker"})
 
 
 def scan_docs(kb: KnowledgeBase, path: str, text: str) -> list[Finding]:

@@ -18,6 +18,7 @@ from ascend_migrate.validate.project import (
     dotted,
     guard_of,
     node_at,
+    parent,
 )
 from ascend_migrate.validate.thresholds import Thresholds
 
@@ -378,7 +379,9 @@ _CONFIG_PATTERNS = [
 def check_launch_configs(ctx: StaticContext) -> CheckResult:
     bad: list[dict] = []
     seen: set[tuple[str, int]] = set()
-    for f in ctx.findings("DS001", "DV006", "DV001", "DS002"):
+    # NV002: container files and docker lines (a Dockerfile FROM a CUDA image, `--gpus all`,
+    # nvidia-docker), in scripts and in a README's usage steps alike
+    for f in ctx.findings("DS001", "DV006", "DV001", "DS002", "NV002"):
         if f.path.endswith((".py", ".ipynb")):
             continue  # code (a notebook's cells are Python): the code items decide it, not this one
         seen.add((f.path, f.line))
@@ -406,21 +409,204 @@ def _is_dataloader(node: ast.Call) -> bool:
 
 
 def _arg(node: ast.Call, name: str, position: int) -> tuple[bool, Optional[ast.AST]]:
-    """(known, value): known is False when **kwargs may set it."""
+    """(known, value): known is False when **kwargs may set it and the dict cannot be followed.
+
+    A `**loader_args` whose dict is built in the same function or module (`dict(...)`, a `{...}`
+    literal, later `.update(...)` calls and `args["key"] = ...` items) is read like keywords."""
     for kw in node.keywords:
         if kw.arg == name:
             return True, kw.value
     if len(node.args) > position and not any(isinstance(a, ast.Starred) for a in node.args[: position + 1]):
         return True, node.args[position]
-    if any(kw.arg is None for kw in node.keywords) or any(isinstance(a, ast.Starred) for a in node.args):
+    if any(isinstance(a, ast.Starred) for a in node.args):
         return False, None
-    return True, None
+    complete = True
+    for kw in node.keywords:
+        if kw.arg is not None:
+            continue
+        entries = _dict_entries(kw.value, node)
+        if entries is None:
+            complete = False
+            continue
+        items, whole = entries
+        if name in items:
+            return True, items[name]
+        complete = complete and whole
+    return (True, None) if complete else (False, None)
+
+
+_MAX_FOLLOW = 4  # names followed to their value, dicts into the dicts they spread
+
+
+def _scope_of(node: ast.AST) -> Optional[ast.AST]:
+    for anc in ancestors(node):
+        if isinstance(anc, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.Module)):
+            return anc
+    return None
+
+
+def _binding(name: str, at: ast.AST) -> Optional[tuple[ast.AST, ast.AST]]:
+    """(value, scope) of the one plain assignment `name = value` that binds `name` where `at`
+    reads it: in the enclosing function, else (the function binds it nowhere) in the module.
+    None when it is a parameter, is bound more than once, or in any other way."""
+    scope = _scope_of(at)
+    while scope is not None:
+        stores: list[ast.AST] = []
+        if isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            params = scope.args
+            if any(a.arg == name for a in (*params.posonlyargs, *params.args, *params.kwonlyargs,
+                                          *(x for x in (params.vararg, params.kwarg) if x is not None))):
+                return None
+        for n in _own_nodes(scope):
+            if isinstance(n, ast.Name) and n.id == name and not isinstance(n.ctx, ast.Load):
+                stores.append(n)
+            elif isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names:
+                return None
+        if stores:
+            if len(stores) != 1:
+                return None
+            holder = parent(stores[0])
+            if isinstance(holder, ast.Assign) and holder.targets == [stores[0]]:
+                return holder.value, scope
+            return None
+        if isinstance(scope, ast.Module):
+            return None
+        scope = _scope_of(scope)
+    return None
+
+
+def _value(node: Optional[ast.AST], depth: int = 0) -> Optional[ast.AST]:
+    """`node`, or for a local name bound once, the value it was bound to (`workers = 4`)."""
+    while isinstance(node, ast.Name) and depth < _MAX_FOLLOW:
+        bound = _binding(node.id, node)
+        if bound is None:
+            return node
+        node, depth = bound[0], depth + 1
+    return node
+
+
+def _dict_entries(expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[tuple[dict[str, ast.AST], bool]]:
+    """(key -> value, complete) of a dict expression `**` spreads into a call at `at`: a `{...}`
+    literal, `dict(...)`, a name bound once to either (with the `.update(...)` calls and
+    `name["key"] = value` items of its scope merged in, wherever they sit), or `{...} if c else {}`.
+    `complete` is False when some keys cannot be known. None: not a dict this can follow."""
+    if depth > _MAX_FOLLOW:
+        return None
+    entries: dict[str, ast.AST] = {}
+    complete = True
+
+    def spread(value: ast.AST) -> None:
+        nonlocal complete
+        inner = _dict_entries(value, at, depth + 1)
+        if inner is None:
+            complete = False
+        else:
+            entries.update(inner[0])
+            complete = complete and inner[1]
+
+    if isinstance(expr, ast.Dict):
+        for key, value in zip(expr.keys, expr.values):
+            if key is None:
+                spread(value)
+            elif isinstance(key, ast.Constant) and isinstance(key.value, str):
+                entries[key.value] = value
+            else:
+                complete = False
+        return entries, complete
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
+        if len(expr.args) > 1 or any(isinstance(a, ast.Starred) for a in expr.args):
+            return None
+        for arg in expr.args:
+            spread(arg)
+        for kw in expr.keywords:
+            if kw.arg is None:
+                spread(kw.value)
+            else:
+                entries[kw.arg] = kw.value
+        return entries, complete
+    if isinstance(expr, ast.IfExp):
+        sides = [_dict_entries(side, at, depth + 1) for side in (expr.body, expr.orelse)]
+        if any(side is None for side in sides):
+            return None
+        empty = [side for side in sides if side is not None and not side[0] and side[1]]
+        if empty and len(empty) < 2:  # `{...} if use_cuda else {}`: the settings that may apply
+            return next(side for side in sides if side is not None and (side[0] or not side[1]))
+        return None if not empty else ({}, True)
+    if isinstance(expr, ast.Name):
+        bound = _binding(expr.id, expr)
+        if bound is None:
+            return None
+        value, scope = bound
+        base = _dict_entries(value, at, depth + 1)
+        if base is None:
+            return None
+        entries, complete = dict(base[0]), base[1]
+        for n in _own_nodes(scope):
+            if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "update"
+                    and isinstance(n.func.value, ast.Name) and n.func.value.id == expr.id):
+                for arg in n.args:
+                    spread(arg)
+                for kw in n.keywords:
+                    if kw.arg is None:
+                        spread(kw.value)
+                    else:
+                        entries[kw.arg] = kw.value
+            elif (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
+                  and isinstance(n.value, ast.Name) and n.value.id == expr.id):
+                key = n.slice
+                holder = parent(n)
+                if (isinstance(key, ast.Constant) and isinstance(key.value, str)
+                        and isinstance(holder, ast.Assign) and len(holder.targets) == 1):
+                    entries[key.value] = holder.value
+                else:
+                    complete = False
+        return entries, complete
+    return None
 
 
 def _literal(node: Optional[ast.AST]) -> Any:
+    node = _value(node)
     if isinstance(node, ast.Constant):
         return node.value
     return None
+
+
+# Calls whose value is the host's CPU count: a worker count built from one grows with the host.
+_CPU_COUNTS = {"os.cpu_count", "cpu_count", "multiprocessing.cpu_count", "mp.cpu_count",
+               "psutil.cpu_count", "torch.multiprocessing.cpu_count"}
+
+
+def _grows_with_cores(node: Optional[ast.AST], depth: int = 0) -> bool:
+    """Does the value scale with the host's CPU count (`os.cpu_count()`, `cpu_count() // 2`,
+    `max(1, os.cpu_count() - 1)`)? `min(8, os.cpu_count())` is bounded by its other argument."""
+    if node is None or depth > _MAX_FOLLOW:
+        return False
+    if isinstance(node, ast.Name):
+        value = _value(node)
+        return value is not node and _grows_with_cores(value, depth + 1)
+    if isinstance(node, ast.Call):
+        name = call_name(node)
+        if name in _CPU_COUNTS:
+            return True
+        if name == "len" and len(node.args) == 1 and isinstance(node.args[0], ast.Call) \
+                and call_name(node.args[0]).endswith("sched_getaffinity"):
+            return True
+        if name in ("int", "round", "math.floor", "math.ceil", "floor", "ceil") and len(node.args) == 1:
+            return _grows_with_cores(node.args[0], depth + 1)
+        if name == "min":
+            return bool(node.args) and all(_grows_with_cores(a, depth + 1) for a in node.args)
+        if name == "max":
+            return any(_grows_with_cores(a, depth + 1) for a in node.args)
+        return False
+    if isinstance(node, ast.BinOp):
+        if isinstance(node.op, (ast.Add, ast.Mult)):
+            return _grows_with_cores(node.left, depth + 1) or _grows_with_cores(node.right, depth + 1)
+        if isinstance(node.op, (ast.Sub, ast.FloorDiv, ast.Div, ast.RShift)):
+            return _grows_with_cores(node.left, depth + 1)
+        return False
+    if isinstance(node, ast.BoolOp):
+        return any(_grows_with_cores(v, depth + 1) for v in node.values)
+    return False
 
 
 def _dataloaders(ctx: StaticContext) -> Iterable[tuple[str, ast.Call]]:
@@ -428,6 +614,15 @@ def _dataloaders(ctx: StaticContext) -> Iterable[tuple[str, ast.Call]]:
         for node in ast.walk(tree):
             if isinstance(node, ast.Call) and _is_dataloader(node):
                 yield rel, node
+
+
+def _shown(node: ast.Call, name: str, value: ast.AST) -> str:
+    """`value` as the evidence shows it: with the dict it came through when not a keyword."""
+    text = ast.unparse(value)
+    if any(kw.arg == name for kw in node.keywords):
+        return text
+    spreads = [ast.unparse(kw.value) for kw in node.keywords if kw.arg is None]
+    return f"{text} (through **{spreads[0]})" if spreads else text
 
 
 @check("dataloader_workers")
@@ -439,8 +634,13 @@ def check_dataloader_workers(ctx: StaticContext) -> CheckResult:
         lit = _literal(value)
         if isinstance(lit, int) and not isinstance(lit, bool) and lit > limit:
             bad.append(location(rel, node.lineno, f"DataLoader hard-codes num_workers={lit} (limit {limit})"))
+        elif value is not None and _grows_with_cores(value):
+            bad.append(location(rel, node.lineno, f"DataLoader num_workers={_shown(node, 'num_workers', value)} "
+                                f"starts one worker per CPU core or so: on an Ascend server (often 192 cores) "
+                                f"far above the limit of {limit}"))
         else:
-            shown = "default (0)" if known and value is None else (ast.unparse(value) if value is not None else "set via **kwargs")
+            shown = "default (0)" if known and value is None else (_shown(node, "num_workers", value) if value is not None
+                                                                  else "set via **kwargs")
             good.append(location(rel, node.lineno, f"DataLoader num_workers: {shown}"))
     return _result(bad, good, f"{len(good)} DataLoader(s), worker counts within limits" if good else "no DataLoader",
                    "{n} DataLoader(s) hard-code too many workers")
@@ -458,10 +658,12 @@ def check_pin_memory(ctx: StaticContext) -> CheckResult:
         known_w, workers = _arg(node, "num_workers", 5)
         if not known_w:
             continue
+        where = "" if any(kw.arg == "pin_memory" for kw in node.keywords) else \
+            next((f" (through **{ast.unparse(kw.value)})" for kw in node.keywords if kw.arg is None), "")
         if workers is None or _literal(workers) == 0:
-            bad.append(location(rel, node.lineno, "DataLoader pin_memory=True without worker processes"))
+            bad.append(location(rel, node.lineno, f"DataLoader pin_memory=True{where} without worker processes"))
         else:
-            good.append(location(rel, node.lineno, f"pin_memory=True with num_workers={ast.unparse(workers)}"))
+            good.append(location(rel, node.lineno, f"pin_memory=True with num_workers={_shown(node, 'num_workers', workers)}"))
     return _result(bad, good, "pin_memory is used with workers" if good else "no pinned DataLoader",
                    "{n} pin_memory problem(s)")
 
