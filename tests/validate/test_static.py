@@ -356,3 +356,36 @@ def test_a_directory_without_init_names_every_importer(tmp_path):
     assert done.status == "fail", done  # the item's severity (a warning) is applied by the runner
     message = done.evidence[0]["message"]
     assert "utils/ has no __init__.py" in message and "predict.py:1" in message and "train.py:3" in message, message
+
+
+def test_clock_stamps_that_only_label_log_lines_are_not_timings(tmp_path):
+    write_tree(tmp_path, {
+        "log.py": """
+            import time, torch
+            def log_step(step, loss):
+                print(f"[{time.time():.0f}] step {step}")
+                stamp = time.time()
+                print(f"[{stamp:.0f}] loss {loss.item():.4f}")
+        """,
+    })
+    res = decide("sync-before-timing", tmp_path)
+    assert res.status != "fail"
+    assert not any(e.get("path") == "log.py" for e in res.evidence)
+    write_tree(tmp_path, {
+        "bench.py": """
+            import time, torch
+            def bench(model, x):
+                t0 = time.perf_counter()
+                model(x)
+                t1 = time.perf_counter()
+                print("step took", t1 - t0)
+            class Timer:
+                def measure(self, model, x):
+                    self.start = time.time()
+                    model(x)
+                    self.elapsed = time.time() - self.start
+        """,
+    })
+    res = decide("sync-before-timing", tmp_path)
+    assert res.status == "fail"
+    assert locations(res) == [("bench.py", 3), ("bench.py", 9)]

@@ -42,6 +42,7 @@ PROSE_KEYWORDS = {"help", "description", "epilog", "msg", "message", "doc", "usa
 NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
 NCCL_ANY_CASE = re.compile(r"(?i)nccl")
 PROCESS_GROUP_CALLS = ("init_process_group", "new_group")  # the calls whose backend transfer_to_npu maps
+TRANSFER_MAPS_NCCL = " (transfer_to_npu, which this module imports, maps it to hccl)"
 UPPER_NCCL_NOTE = (" (not in lower case: transfer_to_npu maps only the spelling 'nccl' to hccl, and only"
                    " in init_process_group/new_group arguments; write it in lower case where it reaches them)")
 MESSAGE_FUNCS = {"print"}
@@ -2230,8 +2231,12 @@ class PythonAnalyzer(FastVisitor):
             fixes.append(self._fix("agnostic", rule, [self._replace(node, text)],
                                    "derive the backend from the device (torch >= 2.6)",
                                    requires=("torch", "device_type", "torch>=2.6")))
+        severity = None
+        if pg_call and value == "nccl" and TRANSFER_IMPORT.search(self._source_text):
+            # A transfer port's entry module: the patch it imports maps this very spelling to hccl.
+            severity, suffix = "info", TRANSFER_MAPS_NCCL
         self.report(rule, node, symbol or value, fixes=fixes, confidence="high" if is_backend_arg else "medium",
-                    suffix=suffix)
+                    suffix=suffix, severity=severity)
 
     def visit_keyword(self, node: ast.keyword) -> None:
         for rule in self.kb.rules_of_kind("keyword-value"):

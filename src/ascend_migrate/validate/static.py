@@ -705,10 +705,11 @@ def check_sync_timing(ctx: StaticContext) -> CheckResult:
         if not _imports_torch(tree):
             continue
         for scope in _scopes(tree):
-            calls = [n for n in _own_nodes(scope) if isinstance(n, ast.Call)]
+            own = list(_own_nodes(scope))
+            calls = [n for n in own if isinstance(n, ast.Call)]
             clocks = sorted((n for n in calls if call_name(n) in _CLOCKS), key=lambda n: n.lineno)
-            if len(clocks) < 2:
-                continue
+            if len(clocks) < 2 or not _measures_interval(own, clocks):
+                continue  # stamps that only label log lines time nothing
             name = getattr(scope, "name", "<module>")
             if any(isinstance(n.func, ast.Attribute) and n.func.attr == "synchronize" for n in calls):
                 good.append(location(rel, clocks[0].lineno, f"{name}: timed with synchronize()"))
@@ -717,6 +718,24 @@ def check_sync_timing(ctx: StaticContext) -> CheckResult:
                                     f"{name}: reads the clock {len(clocks)} times without synchronize()"))
     return _result(bad, good, "timings synchronize the device" if good else "no timing code",
                    "{n} timing(s) without device synchronization")
+
+
+def _measures_interval(nodes: list[ast.AST], clocks: list[ast.Call]) -> bool:
+    """Does the scope subtract clock readings (`time.time() - start`, `end - start` where either
+    name, or attribute, was bound to a clock reading)? Only an interval is a timing."""
+    clock_ids = {id(c) for c in clocks}
+    bound: set[str] = set()
+    for n in nodes:
+        if isinstance(n, (ast.Assign, ast.AnnAssign)) and n.value is not None and id(n.value) in clock_ids:
+            for target in (n.targets if isinstance(n, ast.Assign) else [n.target]):
+                if isinstance(target, (ast.Name, ast.Attribute)):
+                    bound.add(ast.dump(target, annotate_fields=False).replace("Store()", "Load()"))
+
+    def reading(e: ast.AST) -> bool:
+        return id(e) in clock_ids or ast.dump(e, annotate_fields=False) in bound
+
+    return any(isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub) and (reading(n.left) or reading(n.right))
+               for n in nodes)
 
 
 def _method_calls(tree: ast.AST, attr: str) -> list[ast.Call]:
