@@ -11,6 +11,7 @@ import importlib
 import click
 
 from ascend_migrate import __version__
+from ascend_migrate.exits import exit_on_error
 
 # name -> "module:attribute". Each area owns its module; add a line here to expose a command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -128,6 +129,4 @@ def main() -> None:
     except SystemExit:
         raise
     except (KeyboardInterrupt, Exception) as exc:
-        from ascend_migrate.entry import exit_on_error
-
         exit_on_error(exc)  # a write was rolled back (staging) or finished (renaming): said in one line

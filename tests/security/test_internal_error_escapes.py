@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from ascend_migrate.entry import exit_on_error
+from ascend_migrate.exits import exit_on_error
 
 
 @pytest.mark.parametrize("text", [

@@ -15,10 +15,9 @@ import datetime as _dt
 import json
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import Optional
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ascend_migrate.fix.migrate import MigrationResult
+from ascend_migrate.fix.result import MigrationResult, write_atomic, write_change_list
 
 RUNS_DIR = Path(".ascend-migrate") / "runs"
 LAST_RUN_POINTER = Path(".ascend-migrate") / "last-changes.json"
@@ -67,10 +66,8 @@ def _stamp() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y%m%dT%H%M%S.%fZ")
 
 
-def record_run(result: "MigrationResult", base: Path, target_base: Path, output: Optional[Path]) -> Path:
+def record_run(result: MigrationResult, base: Path, target_base: Path, output: Optional[Path]) -> Path:
     """Write this run's change list into its own folder; move the pointer when files changed."""
-    from ascend_migrate.fix.migrate import write_atomic, write_change_list
-
     from ascend_migrate.safe_paths import state_path
 
     runs = state_path(target_base, "runs", "x").parent  # refuses a linked .ascend-migrate or runs/

@@ -110,7 +110,7 @@ def run_outputs(root: Path) -> list[str]:
 
 
 def _write(root: Path, state: dict[str, Any]) -> Path:
-    from ascend_migrate.fix.migrate import write_atomic
+    from ascend_migrate.fix.result import write_atomic
     from ascend_migrate.safe_paths import state_path
 
     file = state_path(Path(root), CONFIRM_FILE.name)  # a linked .ascend-migrate raises UnsafePathError
