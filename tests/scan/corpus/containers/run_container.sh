@@ -16,3 +16,5 @@ torchrun --nproc_per_node 8 train.py --num-gpus 8  # expect: none
 echo "use --gpus all to see every device"  # expect: none
 docker run --rm -v "$PWD":/w $IMAGE python train.py --gpus 2  # expect: none
 docker run --rm $IMAGE bash -c "python train.py --gpus=4"  # expect: none
+sudo apt-get install -y nvidia-container-toolkit  # expect: NV002
+curl -s -L https://nvidia.github.io/nvidia-docker/gpgkey | sudo apt-key add -  # expect: none
