@@ -253,6 +253,31 @@ def _project_facts(root: Path) -> tuple[list[str], set[str]]:
     return sorted(requirements), pyg
 
 
+def operators_context(section: Any) -> Optional[dict[str, Any]]:
+    """The report's `operators` section (validate.operators) as the template reads it; None for
+    a report made before validation recorded operators."""
+    if not isinstance(section, dict):
+        return None
+    rows = [r for r in section.get("fallback") or [] if isinstance(r, dict)]
+    src = section.get("op_data") if isinstance(section.get("op_data"), dict) else {}
+    return {
+        "checked": bool(section.get("checked")),
+        "why": str(section.get("why") or "not recorded"),
+        "release": str(section.get("release") or "?"),
+        "release_choice": str(section.get("release_choice") or ""),
+        "release_known": bool(section.get("release_known")),
+        "op_plugin": str(src.get("op_plugin_commit") or "")[:10],
+        "steps": section.get("steps") or 0,
+        "supported": section.get("supported") or 0,
+        "fallback": [{"op": str(r.get("op")), "count": r.get("count", 0), "per_step": r.get("per_step", "-"),
+                      "site": str(r.get("site") or "-"), "fails": bool(r.get("fails")),
+                      "dtypes": ", ".join(str(d) for d in r.get("dtypes") or []) or "-"} for r in rows[:40]],
+        "more": max(0, len(rows) - 40),
+        "wide": [{"op": str(r.get("op")), "dtypes": ", ".join(str(d) for d in r.get("dtypes") or [])}
+                 for r in (section.get("wide_dtypes") or [])[:20] if isinstance(r, dict)],
+    }
+
+
 def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
     report, scan, changes = inputs.report, inputs.scan, inputs.changes
     env = report.raw_environment
@@ -386,6 +411,7 @@ def build_context(inputs: RenderInputs, compact: bool) -> dict[str, Any]:
         "report": report,
         "items_inline": items_inline,
         "status_counts": sorted(status_counts.items()),
+        "operators": operators_context(report.raw.get("operators")),
     }
 
 

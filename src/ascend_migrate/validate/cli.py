@@ -145,13 +145,19 @@ def _loss_pattern_option(f):
 @click.option("--format", "fmt", type=click.Choice(["text", "json", "md", "markdown"]), default="text",
               show_default=True, callback=lambda _c, _p, v: "markdown" if v == "md" else v,
               help="What to print on stdout (md and markdown are the same).")
+@click.option("--torch-npu", "torch_npu", metavar="VERSION",
+              help="On the emulated npu: the torch_npu release the NPU host runs, for the operators that will "
+                   "fall back to the CPU there (default: the newest release with operator data).")
+@click.option("--operators/--no-operators", "operators", default=True, show_default=True,
+              help="On the emulated npu: record the operators that reach the device and say which torch_npu "
+                   "will run on the CPU (`ascend-migrate ops` explains the answer).")
 def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optional[Path], entry: Optional[str],
                 autocast: str,
                 dtype: Optional[str], thresholds_file: Optional[str], precision: str, ddp: bool, ddp_entry: Optional[str],
                 ddp_steps: Optional[int], ddp_timeout: Optional[float], confirm: tuple[str, ...], note: str,
                 idle_s: float, cap_s: float, ddp_command: Optional[str], pass_env: tuple[str, ...],
                 loss_pattern: Optional[str], report_dir: Optional[Path], environment_file: Optional[str],
-                fmt: str) -> None:
+                fmt: str, torch_npu: Optional[str], operators: bool) -> None:
     """Validate the ported tree at PATH and write the report.
 
     With `-- COMMAND`, the project's own command runs in PATH under the harness for the golden's
@@ -194,6 +200,7 @@ def run_command(path: Path, command: tuple[str, ...], device: str, golden: Optio
         confirm=tuple(confirm), note=note, idle_s=idle_s, cap_s=cap_s,
         command=list(command) or None, pass_env=tuple(pass_env), loss_pattern=loss_pattern,
         ddp_command=_split(ddp_command, "--ddp-command") if ddp_command else None,
+        torch_npu=torch_npu, operators=operators,
     )
     if command:
         _check_command(command, entry)
@@ -310,6 +317,10 @@ def _print_text(report: dict[str, Any]) -> None:
     golden = prov.get("golden") or {}
     if not golden.get("compared"):
         _echo(f"  note: no numerical comparison ({golden.get('why_not')}); a model skill needs one")
+    from ascend_migrate.validate.operators import summary_lines
+
+    for line in summary_lines(report.get("operators")):
+        _echo(f"  {line}")
     if report.get("verdict_note"):
         _echo(f"  note: {report['verdict_note']}")
     elif prov.get("device_kind") not in (None, "npu"):

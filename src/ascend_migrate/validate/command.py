@@ -220,6 +220,8 @@ class CommandRun:
     printed_losses: list[float] = field(default_factory=list)
     loss_source: str = "backward"
     notes: list[str] = field(default_factory=list)
+    # what the emulated npu recorded (validate.operators.collect), when asked to record
+    operators: Optional[dict[str, Any]] = None
 
     @property
     def rank0(self) -> Optional[dict[str, Any]]:
@@ -308,6 +310,19 @@ def _environment(device: str, pass_env: Sequence[str], nproc: int) -> tuple[dict
     return env, withheld, notes
 
 
+def _recording_env(ops_release: Optional[str]) -> dict[str, str]:
+    """The variables that make the port's own `import torch_npu` (the emulated npu) record the
+    operators reaching it, and the harness write them, without importing anything itself."""
+    from ascend_migrate.validate.harness.inject import _ascend_migrate_harness as names
+    from ascend_migrate.validate.operators import choose_release
+
+    chosen, _how = choose_release(ops_release)
+    env = {names.ENV_OPS: chosen or "-", names.ENV_OPS_MODE: "record", "NPU_STANDIN_RECORD_OPS": "1"}
+    if chosen:
+        env["NPU_STANDIN_OPS_RELEASE"] = chosen  # the fallback warnings of the target release
+    return env
+
+
 def copy_tree(root: Path, dest: Path) -> int:
     """Copy the project's files (what the scanner walks: no version control, virtual
     environments or caches) to `dest`, links inside the tree as links; returns the file count.
@@ -364,8 +379,13 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
                 threads: Optional[int] = 1, sites: Optional[dict[str, list[int]]] = None,
                 idle_s: float = child.DEFAULT_IDLE_S, cap_s: float = child.DEFAULT_CAP_S,
                 pass_env: Sequence[str] = (), loss_pattern: Optional[str] = None,
-                log_dir: Optional[Path] = None, on_line=None) -> CommandRun:
-    """Run the command in `root` under the harness for `steps` optimizer steps and judge the run."""
+                log_dir: Optional[Path] = None, on_line=None, record_ops: bool = False,
+                ops_release: Optional[str] = None) -> CommandRun:
+    """Run the command in `root` under the harness for `steps` optimizer steps and judge the run.
+
+    `record_ops` (on the emulated npu only): the device records the operators that reach it and
+    prints torch_npu's fallback warning for `ops_release` (default: the newest with data); the
+    counts are in `CommandRun.operators`."""
     from ascend_migrate.validate.harness import STOP_EXIT_CODE, harness_env, read_records
 
     root = Path(root).resolve()
@@ -389,6 +409,9 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
         abs_sites = {str(tree / rel): lines for rel, lines in (sites or {}).items()}
         out = work / "records"
         env = harness_env(out, steps=steps, seed=seed, threads=threads, sites=abs_sites or None, base=env)
+        recording = record_ops and is_emulated(device)
+        if recording:
+            env.update(_recording_env(ops_release))
         log = (Path(log_dir) if log_dir else work) / "command-output.log"
         log.parent.mkdir(parents=True, exist_ok=True)
         outcome = child.run_child(launch, cwd=tree, env=env, idle_s=idle_s, cap_s=cap_s, log_path=log,
@@ -402,6 +425,10 @@ def run_command(argv: Sequence[str], root: Path, *, device: str = "cpu", steps: 
             run.printed_losses = _printed_losses(outcome.log, loss_pattern)
             run.loss_source = "printed"
         run.problems = judge(run, shape, STOP_EXIT_CODE)
+        if recording:
+            from ascend_migrate.validate.operators import collect
+
+            run.operators = collect(out, tree)
         if log_dir is None:
             outcome.log = None  # the folder goes away with the run
         return run

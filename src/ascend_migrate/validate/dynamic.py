@@ -159,9 +159,13 @@ def compare(
     precision_mode: Optional[str] = None,
     idle_s: Optional[float] = None,
     cap_s: Optional[float] = None,
+    record_ops: bool = False,
+    ops_release: Optional[str] = None,
 ) -> Comparison:
     """Run the golden file's entry (or `spec`) on `device` with the precision switches of
-    `precision_mode` (fp32 by default) and compare."""
+    `precision_mode` (fp32 by default) and compare. `record_ops` (emulated npu): the operators
+    that reached the device are in the target meta's `operators` (validate.operators.collect's
+    shape) for the caller to take out."""
     golden = load_golden(golden_path)
     spec = spec or golden.meta.get("entry")
     if not spec:
@@ -169,6 +173,9 @@ def compare(
     seed = int(golden.meta.get("seed") or 0)
     steps = int(golden.meta.get("steps") or max(len(golden.losses), 1))
     run = run_entry_in_child(spec, Path(root), device, seed=seed, steps=steps, autocast=autocast,
-                             precision=precision_mode, idle_s=idle_s, cap_s=cap_s)
+                             precision=precision_mode, idle_s=idle_s, cap_s=cap_s, record_ops=record_ops,
+                             ops_release=ops_release)
     meta = run_meta(spec, device, run, seed, steps, autocast)
+    if run.operators is not None:
+        meta["operators"] = run.operators
     return compare_runs(golden, run, thresholds, dtype, meta)

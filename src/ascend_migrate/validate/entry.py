@@ -198,6 +198,7 @@ class EntryRun:
     precision: Optional[dict[str, Any]] = None  # switches in effect (validate.precision.snapshot)
     executed: list[str] = field(default_factory=list)  # project files whose code ran (validate.executed)
     host: dict[str, Any] = field(default_factory=dict)  # device_name and versions, from the process that ran it
+    operators: Optional[dict[str, Any]] = None  # recorded on the emulated npu (validate.operators.collect)
 
 
 def interpret_result(result: Any, device: str, autocast: Optional[str]) -> EntryRun:

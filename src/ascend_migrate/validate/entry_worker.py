@@ -85,18 +85,38 @@ def main(argv: Optional[list[str]] = None) -> int:
                "losses": [float(x) for x in run.losses], "dtype": run.dtype,
                "precision": json.dumps(run.precision, default=str), "executed": list(run.executed),
                "host": json.dumps({"device_name": devices.device_name(args.device), "versions": devices.versions()})}
+    recorded = _recorded_ops(root, run.kind, args.steps)
+    if recorded is not None:
+        payload["operators"] = json.dumps(recorded)
     tmp = out.with_name(out.name + ".tmp")
     torch.save(payload, tmp)
     os.replace(tmp, out)
     return 0
 
 
+def _recorded_ops(root: Path, kind: str, steps: int) -> Optional[dict[str, Any]]:
+    """What the emulated npu recorded in this process (NPU_STANDIN_RECORD_OPS=1), in the shape of
+    validate.operators.collect; None when nothing was recording."""
+    module = sys.modules.get("torch_npu")
+    if module is None or not getattr(module, "__emulated__", False) or os.environ.get("NPU_STANDIN_RECORD_OPS") != "1":
+        return None
+    from ascend_migrate.validate.operators import site_of
+
+    counts = module._C.record_ops(False)
+    sites = module._C.record_sites(False)
+    return {"counts": {op: dict(by) for op, by in counts.items()},
+            "sites": {op: site_of([line.split("\t") for line in text.splitlines()], root) for op, text in sites.items()},
+            "steps": steps if kind == "train" else 0, "processes": 1 if counts else 0, "statuses": ["finished"],
+            "errors": [], "records": 1}
+
+
 def run_entry_in_child(spec: str, root: Path, device: str, *, seed: int = 0, steps: int = 5,
                        autocast: Optional[str] = None, precision: Optional[str] = None,
                        env: Optional[dict[str, str]] = None, idle_s: Optional[float] = None,
-                       cap_s: Optional[float] = None):
+                       cap_s: Optional[float] = None, record_ops: bool = False, ops_release: Optional[str] = None):
     """Run the entry in a child process and return its EntryRun; raise EntryError when the entry
-    cannot be used, EntryFailed when it raised, exited early, hung or crashed."""
+    cannot be used, EntryFailed when it raised, exited early, hung or crashed. `record_ops` (on
+    the emulated npu): the operators that reached the device are in `EntryRun.operators`."""
     import torch
 
     from ascend_migrate.validate import child
@@ -120,6 +140,13 @@ def run_entry_in_child(spec: str, root: Path, device: str, *, seed: int = 0, ste
             ensure_built()
             child_environment = emulated_env(child_environment, device_count=max(2, int(on_device(device)[4:]) + 1))
             argv[argv.index("--device") + 1] = on_device(device)
+            if record_ops:
+                from ascend_migrate.validate.operators import choose_release
+
+                chosen, _how = choose_release(ops_release)
+                child_environment["NPU_STANDIN_RECORD_OPS"] = "1"
+                if chosen:
+                    child_environment["NPU_STANDIN_OPS_RELEASE"] = chosen
         src = str(Path(__file__).resolve().parents[2])  # the toolkit itself, wherever it is installed
         child_environment["PYTHONPATH"] = os.pathsep.join(
             p for p in (src, child_environment.get("PYTHONPATH", "")) if p)
@@ -141,7 +168,8 @@ def run_entry_in_child(spec: str, root: Path, device: str, *, seed: int = 0, ste
         payload = torch.load(out, map_location="cpu", weights_only=True)
     return EntryRun(kind=payload["kind"], outputs=dict(payload["outputs"]), losses=list(payload["losses"]),
                     dtype=payload["dtype"], precision=json.loads(payload["precision"]),
-                    executed=list(payload["executed"]), host=json.loads(payload["host"]))
+                    executed=list(payload["executed"]), host=json.loads(payload["host"]),
+                    operators=json.loads(payload["operators"]) if "operators" in payload else None)
 
 
 if __name__ == "__main__":

@@ -22,83 +22,9 @@ from typing import Any, Optional, Sequence
 
 import click
 
+from ascend_migrate.validate.operators import WIDE_DTYPES, analyse, choose_release as _release  # noqa: F401
+
 DEFAULT_STEPS = 3
-WIDE_DTYPES = ("Double", "ComplexFloat", "ComplexDouble", "ComplexHalf")
-
-
-def _release(requested: Optional[str]) -> tuple[Optional[str], str]:
-    """(data release to use or None, how it was chosen)."""
-    from ascend_migrate.knowledge import npu_ops
-    from ascend_migrate.knowledge.coverage import parse_version
-
-    versions = npu_ops.ops_versions()
-    if requested is None:
-        return (versions[-1], "newest release with data") if versions else (None, "no operator data")
-    if requested in versions:
-        return requested, "exact"
-    try:
-        want = parse_version(requested)
-    except ValueError:
-        return None, f"not a torch_npu version: {requested}"
-    if npu_ops.older_than_data(requested):
-        return None, f"older than our data (oldest: {versions[0]})"
-    builds = [v for v in versions if parse_version(v)[0] == want[0]]
-    line = [v for v in versions if parse_version(v)[0][:2] == want[0][:2]]
-    specific = want[2] >= 0 or want[1][0] == 0  # a post or pre build names one build exactly
-    if builds and not specific:
-        return builds[-1], f"newest {requested} build with data"
-    if line and len(requested.split(".")) == 2:  # '2.6': the newest of the line
-        return line[-1], f"newest {requested} release with data"
-    near = ", ".join(builds or line) or ", ".join(versions)
-    return None, f"not in our data (releases with data near it: {near})"
-
-
-def _has_cpu_kernel(op: str) -> Optional[bool]:
-    try:
-        import torch
-
-        return bool(torch._C._dispatch_has_kernel_for_dispatch_key(op, "CPU")) or bool(
-            torch._C._dispatch_has_kernel_for_dispatch_key(op, "CompositeExplicitAutograd"))
-    except Exception:
-        return None
-
-
-def analyse(counts: dict[str, dict[str, int]], release: Optional[str], steps: Optional[int]) -> dict[str, Any]:
-    """The report's operator sections from the recorded {op: {input dtypes: count}}."""
-    from ascend_migrate.knowledge import npu_ops
-
-    ops = npu_ops.load_ops(release) if release else None
-    per_step = steps if steps else None
-    fallback: dict[str, dict[str, Any]] = {}
-    supported: list[dict[str, Any]] = []
-    wide: list[dict[str, Any]] = []
-    for op in sorted(counts):
-        by_dtype = counts[op]
-        total = sum(by_dtype.values())
-        dtypes = sorted({d for key in by_dtype for d in key.split(",") if d})
-        if any(d in WIDE_DTYPES for d in dtypes):
-            wide.append({"op": op, "dtypes": [d for d in dtypes if d in WIDE_DTYPES], "count": total})
-        if ops is None:
-            continue
-        shown, ok = ops.judge(op)
-        if ok:
-            supported.append({"op": op, "count": total, "paths": ops.paths(op) or ops.paths(npu_ops.structured_delegates().get(op[6:], op)) or []})
-            continue
-        entry = fallback.setdefault(shown, {"op": shown, "count": 0, "dispatched_as": [], "dtypes": []})
-        entry["count"] += total
-        entry["dispatched_as"].append(op)
-        entry["dtypes"] = sorted(set(entry["dtypes"]) | set(dtypes))
-    rows = []
-    for entry in sorted(fallback.values(), key=lambda e: (-e["count"], e["op"])):
-        if per_step:
-            entry["per_step"] = round(entry["count"] / per_step, 2)
-        cpu = _has_cpu_kernel(entry["dispatched_as"][0])
-        entry["cpu_kernel"] = cpu
-        if cpu is False:
-            entry["fails"] = "the CPU has no kernel for it either: the run fails on the NPU host"
-        rows.append(entry)
-    return {"fallback": rows if ops is not None else None, "supported": supported, "wide_dtypes": wide,
-            "op_data": dict(ops.source) if ops is not None else None}
 
 
 def run_ops(argv: Sequence[str], root: Path, release: Optional[str], steps: Optional[int],
@@ -109,6 +35,7 @@ def run_ops(argv: Sequence[str], root: Path, release: Optional[str], steps: Opti
     from ascend_migrate.validate.command import CommandError, copy_tree, resolve_program
     from ascend_migrate.validate.harness import harness_env
     from ascend_migrate.validate.harness.inject import _ascend_migrate_harness as names
+    from ascend_migrate.validate.operators import collect
 
     chosen, how = _release(release)
     root = Path(root).resolve()
@@ -131,21 +58,9 @@ def run_ops(argv: Sequence[str], root: Path, release: Optional[str], steps: Opti
             env[names.ENV_OPS_SECONDS] = str(seconds)
         cap = (seconds + 300) if seconds else child.DEFAULT_CAP_S
         outcome = child.run_child(launch, cwd=tree, env=env, cap_s=cap, log_path=work / "output.log")
-        counts: dict[str, dict[str, int]] = {}
-        recorded_steps, statuses, errors = 0, [], []
-        for path in sorted(out.glob(names.OPS_PREFIX + "*.json")):
-            try:
-                record = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            statuses.append(record.get("status"))
-            if record.get("error"):
-                errors.append(record["error"])
-            recorded_steps = max(recorded_steps, record.get("steps") or 0)
-            for op, by_dtype in (record.get("ops") or {}).items():
-                slot = counts.setdefault(op, {})
-                for key, n in by_dtype.items():
-                    slot[key] = slot.get(key, 0) + int(n)
+        collected = collect(out, tree)
+        counts, statuses, errors = collected["counts"], collected["statuses"], collected["errors"]
+        recorded_steps = collected["steps"]
         report: dict[str, Any] = {
             "release": chosen or release,
             "release_choice": how,
@@ -160,7 +75,7 @@ def run_ops(argv: Sequence[str], root: Path, release: Optional[str], steps: Opti
             "notes": ["ran on the emulated npu with transfer_to_npu imported in memory; no file of the "
                       "project was written"] + errors,
         }
-        report.update(analyse(counts, chosen, recorded_steps))
+        report.update(analyse(counts, chosen, recorded_steps, collected["sites"]))
         ended_well = report["stopped_by"] in ("steps", "time") or (
             report["stopped_by"] == "end of the command" and outcome.kind == "exited" and outcome.returncode == 0)
         report["complete"] = bool(ended_well and counts)
@@ -199,6 +114,7 @@ def render_text(report: dict[str, Any]) -> str:
             for row in fallback:
                 per = f" ({row['per_step']}/step)" if "per_step" in row else ""
                 lines.append(f"  {row['op']}  {row['count']} call(s){per}  [{', '.join(row['dtypes'])}]"
+                             + (f"  first at {row['site']}" if row.get("site") else "")
                              + (f"  -- {row['fails']}" if row.get("fails") else ""))
         lines.append(f"{len(report['supported'])} operator(s) have an NPU kernel")
     for row in report["wide_dtypes"]:

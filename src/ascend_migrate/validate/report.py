@@ -158,6 +158,10 @@ def to_markdown(report: dict[str, Any]) -> str:
                 f"{m.get('target_nan_inf', '')} |"
             )
         lines.append("")
+    if "operators" in report:
+        from ascend_migrate.validate.operators import markdown_lines
+
+        lines += markdown_lines(report.get("operators"))
     env = report.get("environment")
     lines += ["## Environment", "", "```json", json.dumps(env, indent=2, default=str)[:6000], "```", ""]
     return "\n".join(lines)

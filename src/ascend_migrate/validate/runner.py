@@ -70,6 +70,8 @@ class ValidateOptions:
     loss_pattern: Optional[str] = None  # printed-loss fallback of a command run
     ddp_command: Optional[list[str]] = None  # the command for the DDP check (default: derived)
     cap_s: Optional[float] = None  # overall limit of every child run
+    torch_npu: Optional[str] = None  # the release the operator check predicts for (None: newest with data)
+    operators: bool = True  # on the emulated npu: record the operators and predict torch_npu's fallbacks
     note: str = ""
     extra: dict[str, Any] = field(default_factory=dict)
 
@@ -203,6 +205,7 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
             "edit_sites": next(i["summary"] for i in items if i["id"] == "migrated-code-executed")}
            if opts.command else {}),
         "ddp": dynamic.ddp_summary,
+        "operators": _operators_section(opts, dynamic, emulated),
         "scan": _scan_section(scan_result, scan_error, project),
         "environment": environment,
         "options": _options_record(opts, root),
@@ -210,6 +213,26 @@ def validate_project(path: Path | str, options: Optional[ValidateOptions] = None
     }
     confirmations.remember_run_outputs(root, report["provenance"]["tree"]["created_by_run"])
     return provenance.sign(report)
+
+
+def _operators_section(opts: ValidateOptions, dynamic: "_Dynamic", emulated: bool) -> dict[str, Any]:
+    """Which operators of the port's run torch_npu will run on the CPU on the NPU host (recorded
+    on the emulated npu; `validate.operators`)."""
+    from ascend_migrate.validate import operators
+
+    why = operators.why_not_checked(opts.device, emulated, opts.operators)
+    if why is None and device_kind(opts.device) != EMULATED_KIND:
+        why = "the run used the test suite's npu stand-in, which was not asked to record"
+    if why is not None:
+        return operators.not_checked(why)
+    if dynamic.operators is None:
+        return operators.not_checked("nothing was recorded: " + (
+            "no golden file given, so the port did not run" if opts.golden is None else
+            f"the port's run failed ({dynamic.compare_error})" if dynamic.compare_error else "the port did not run"))
+    found = operators.section(dynamic.operators, opts.torch_npu)
+    if dynamic.compare_error:
+        found["notes"].append("the port's run failed: operators it would dispatch after the failure are not known")
+    return found
 
 
 def _command_section(opts: ValidateOptions, dynamic: "_Dynamic") -> dict[str, Any]:
@@ -261,6 +284,8 @@ def _options_record(opts: ValidateOptions, root: Path) -> dict[str, Any]:
         "loss_pattern": opts.loss_pattern,
         "idle_timeout_s": opts.idle_s,
         "time_limit_s": opts.cap_s,
+        "torch_npu": opts.torch_npu,
+        "operators": opts.operators,
     }
 
 
@@ -380,6 +405,7 @@ class _Dynamic:
         self.ddp_run = None  # the CommandRun of the two-process run, when it was a run of its own
         self._ddp_result: Optional[CheckResult] = None  # decided once: the edit-site item reads its records
         self.sites = None  # validate.command.EditSites of the tree
+        self.operators: Optional[dict[str, Any]] = None  # recorded on the emulated npu (validate.operators)
         self._compared = False
 
     def run(self, item: ChecklistItem) -> CheckResult:
@@ -409,7 +435,9 @@ class _Dynamic:
             self.comparison = compare(self.opts.golden, self.root, self.opts.device, self.thresholds,
                                       spec=self.opts.entry, autocast=self.opts.autocast, dtype=self.opts.dtype,
                                       precision_mode=self.opts.precision, idle_s=self.opts.idle_s,
-                                      cap_s=self.opts.cap_s)
+                                      cap_s=self.opts.cap_s, record_ops=self.opts.operators,
+                                      ops_release=self.opts.torch_npu)
+            self.operators = self.comparison.target_meta.pop("operators", None)
             self.dtype_used = self.comparison.dtype
         except EntryFailed as exc:
             self.compare_error = str(exc)
@@ -441,11 +469,13 @@ class _Dynamic:
                                   threads=threads, sites=self.sites.python if self.sites else None,
                                   idle_s=self.opts.idle_s or 600.0, cap_s=self.opts.cap_s or 3600.0,
                                   pass_env=self.opts.pass_env, loss_pattern=self.opts.loss_pattern,
-                                  on_line=self.opts.extra.get("on_line"))
+                                  on_line=self.opts.extra.get("on_line"), record_ops=self.opts.operators,
+                                  ops_release=self.opts.torch_npu)
         except Exception as exc:  # the emulated npu cannot be built, the command cannot start
             self.compare_error = f"{type(exc).__name__}: {exc}"
             return
         self.command_run = run
+        self.operators = run.operators
         if not run.ok:
             self.compare_error = "; ".join(run.problems)
             self.run_outcome = run.outcome.to_dict()

@@ -35,6 +35,8 @@
 #include <memory>
 #include <mutex>
 #include <set>
+#include <unordered_map>
+#include <unordered_set>
 #include <string>
 #include <vector>
 
@@ -55,16 +57,27 @@ std::map<std::string, int64_t> g_copying;
 // kernel, fall back to the CPU for), named as torch_npu's fallback warning names them
 // (`aten::isin.Tensor_Tensor_out`), with the dtypes of their tensor inputs. Off by default: one
 // relaxed load per routed op when off.
+// Keyed by the schema's address and the input dtypes as one byte each (no string is built per
+// call); names are made when the counts are handed over.
 std::atomic<bool> g_record_ops{false};
 std::mutex g_record_mutex;
-std::map<std::string, std::map<std::string, int64_t>> g_recorded;  // op -> input dtypes -> count
+struct Recorded {
+  std::string name;
+  std::unordered_map<std::string, int64_t> by_dtypes;  // one byte per input tensor: its ScalarType
+};
+std::unordered_map<const void*, Recorded> g_recorded;
+// Where each recorded operator was first dispatched from: the Python frames of the dispatching
+// thread, innermost first ("file\tline\tfunction" lines; none on autograd's backward threads).
+// Taken once per operator while on, so it costs a few stack walks per run.
+std::atomic<bool> g_record_sites{false};
+std::map<std::string, std::string> g_sites;
 
 // torch_npu's fallback warning, printed once per operator a release has no NPU kernel for. Set
 // from Python with the release's supported operators; nothing printed unless set.
 std::atomic<bool> g_warn_fallback{false};
 std::set<std::string> g_supported;
 std::map<std::string, std::string> g_warn_name;  // an op torch_npu's warning names otherwise
-std::set<const void*> g_seen;                     // operators looked at already (by schema address)
+std::unordered_set<const void*> g_seen;           // operators looked at already (by schema address)
 std::set<std::string> g_warned;
 thread_local c10::DeviceIndex t_current_device = 0;
 
@@ -485,6 +498,42 @@ std::string op_label(const c10::OperatorHandle& op) {
   return schema.name() + (schema.overload_name().empty() ? "" : "." + schema.overload_name());
 }
 
+// The Python frames of this thread, innermost first, one "file\tline\tfunction" line each (up to
+// 40); empty when the thread runs no Python code (autograd's device threads) or Python is ending.
+std::string python_frames() {
+  if (!Py_IsInitialized()) return "";
+#if PY_VERSION_HEX >= 0x030D0000
+  if (Py_IsFinalizing()) return "";
+#else
+  if (_Py_IsFinalizing()) return "";
+#endif
+  PyGILState_STATE gil = PyGILState_Ensure();
+  std::string out;
+  PyFrameObject* frame = PyEval_GetFrame();  // borrowed
+  Py_XINCREF(frame);
+  for (int depth = 0; frame != nullptr && depth < 40; ++depth) {
+    PyCodeObject* code = PyFrame_GetCode(frame);
+    PyObject* file = PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "co_filename");
+    PyObject* func = PyObject_GetAttrString(reinterpret_cast<PyObject*>(code), "co_name");
+    const char* file_text = file && PyUnicode_Check(file) ? PyUnicode_AsUTF8(file) : nullptr;
+    const char* func_text = func && PyUnicode_Check(func) ? PyUnicode_AsUTF8(func) : nullptr;
+    out += file_text ? file_text : "?";
+    out += "\t" + std::to_string(PyFrame_GetLineNumber(frame)) + "\t";
+    out += func_text ? func_text : "?";
+    out += "\n";
+    Py_XDECREF(file);
+    Py_XDECREF(func);
+    Py_DECREF(code);
+    PyFrameObject* back = PyFrame_GetBack(frame);
+    Py_DECREF(frame);
+    frame = back;
+  }
+  Py_XDECREF(frame);
+  PyErr_Clear();
+  PyGILState_Release(gil);
+  return out;
+}
+
 void note_op(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
   if (g_warn_fallback.load(std::memory_order_relaxed)) {
     std::lock_guard<std::mutex> lock(g_record_mutex);
@@ -501,20 +550,31 @@ void note_op(const c10::OperatorHandle& op, const torch::jit::Stack* stack) {
     }
   }
   if (g_record_ops.load(std::memory_order_relaxed)) {
-    const std::string name = op_label(op);
     const auto n = op.schema().arguments().size();
-    std::string dtypes;
+    std::string dtypes;  // short: in the string's own buffer up to 15 inputs
     auto add = [&](const at::Tensor& t) {  // a Python number wrapped as a tensor is no device data
       if (!t.defined() || t.unsafeGetTensorImpl()->is_wrapped_number()) return;
-      if (!dtypes.empty()) dtypes += ",";
-      dtypes += c10::toString(t.scalar_type());
+      dtypes.push_back(static_cast<char>(static_cast<unsigned char>(t.scalar_type())));
     };
     for (auto it = stack->end() - static_cast<std::ptrdiff_t>(n); it != stack->end(); ++it) {
       if (it->isTensor()) add(it->toTensor());
       else if (it->isTensorList()) for (const at::Tensor& t : it->toTensorList()) add(t);
     }
-    std::lock_guard<std::mutex> lock(g_record_mutex);
-    ++g_recorded[name][dtypes];
+    bool first = false;
+    {
+      std::lock_guard<std::mutex> lock(g_record_mutex);
+      Recorded& rec = g_recorded[&op.schema()];
+      if (rec.name.empty()) {
+        rec.name = op_label(op);
+        first = true;
+      }
+      ++rec.by_dtypes[dtypes];
+    }
+    if (first && g_record_sites.load(std::memory_order_relaxed)) {
+      std::string where = python_frames();  // outside the lock: it takes the GIL
+      std::lock_guard<std::mutex> lock(g_record_mutex);
+      g_sites.emplace(op_label(op), std::move(where));
+    }
   }
 }
 
@@ -790,11 +850,33 @@ PYBIND11_MODULE(TORCH_EXTENSION_NAME, m) {
   m.def("reset_peak", &emulated_npu::reset_peak);
   m.def("record_ops", [](bool on) {
     emulated_npu::g_record_ops = on;
-    std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
-    auto seen = emulated_npu::g_recorded;
-    emulated_npu::g_recorded.clear();
+    std::map<std::string, std::map<std::string, int64_t>> seen;
+    std::unordered_map<const void*, emulated_npu::Recorded> taken;
+    {
+      std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
+      taken.swap(emulated_npu::g_recorded);
+    }
+    for (const auto& entry : taken) {
+      auto& slot = seen[entry.second.name];
+      for (const auto& count : entry.second.by_dtypes) {
+        std::string names;
+        for (const char c : count.first) {
+          if (!names.empty()) names += ",";
+          names += c10::toString(static_cast<c10::ScalarType>(static_cast<unsigned char>(c)));
+        }
+        slot[names] += count.second;
+      }
+    }
     return seen;
   }, "start (true) or stop recording the operators the device routes; returns {op: {input dtypes: count}} so far");
+  m.def("record_sites", [](bool on) {
+    emulated_npu::g_record_sites = on;
+    std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
+    auto seen = emulated_npu::g_sites;
+    emulated_npu::g_sites.clear();
+    return seen;
+  }, "while recording, also keep where each operator was first dispatched (the Python frames, innermost "
+     "first, 'file<TAB>line<TAB>function' lines); returns {op: frames} so far");
   m.def("warn_fallback", [](std::vector<std::string> supported, std::map<std::string, std::string> names) {
     std::lock_guard<std::mutex> lock(emulated_npu::g_record_mutex);
     emulated_npu::g_supported = std::set<std::string>(supported.begin(), supported.end());

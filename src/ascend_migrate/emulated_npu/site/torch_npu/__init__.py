@@ -78,6 +78,12 @@ FALLBACK_WARNINGS_ENV = "NPU_STANDIN_FALLBACK_WARNINGS"
 OPS_RELEASE_ENV = "NPU_STANDIN_OPS_RELEASE"
 #: The release whose operator data the fallback warnings follow (None: no warnings).
 FALLBACK_WARNINGS_RELEASE = _warn_fallbacks()
+#: NPU_STANDIN_RECORD_OPS=1: record the operators that reach the device from this import on, and
+#: where each was first dispatched (`_C.record_ops(False)` / `_C.record_sites(False)` hand them over).
+RECORD_OPS_ENV = "NPU_STANDIN_RECORD_OPS"
+if os.environ.get(RECORD_OPS_ENV) == "1":
+    _C.record_ops(True)
+    _C.record_sites(True)
 
 from torch_npu import npu  # noqa: E402  (needs the backend renamed and the extension loaded)
 

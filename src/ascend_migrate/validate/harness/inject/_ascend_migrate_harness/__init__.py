@@ -15,6 +15,7 @@ ENV_THREADS = "ASCEND_MIGRATE_HARNESS_THREADS"  # torch.set_num_threads at the s
 ENV_SITES = "ASCEND_MIGRATE_HARNESS_SITES"  # JSON file naming the edit sites to probe
 ENV_OPS = "ASCEND_MIGRATE_HARNESS_OPS"  # record the operators reaching the npu (operators.py)
 ENV_OPS_SECONDS = "ASCEND_MIGRATE_HARNESS_OPS_SECONDS"  # ... and stop after this many seconds
+ENV_OPS_MODE = "ASCEND_MIGRATE_HARNESS_OPS_MODE"  # "record": the program imports the npu itself
 
 # Set by the harness itself around its one re-launch of a probed `__main__` script.
 ENV_RELAUNCHED = "ASCEND_MIGRATE_HARNESS_RELAUNCHED"

@@ -3,8 +3,10 @@
 Switched on by ENV_OPS (a torch_npu release, or "-" for none): once the program has imported
 torch, the npu (`torch_npu`, and `torch_npu.contrib.transfer_to_npu` so that a CUDA program's
 device calls land on it) is imported in memory, and the device records every operator that
-reaches it. The counts are written to `ops-<pid>.json` in the harness folder when the process
-stops after its counted steps, ends by itself, or reaches ENV_OPS_SECONDS.
+reaches it. With ENV_OPS_MODE=record (validating a port) nothing is imported: the port imports
+the npu itself, which starts recording when NPU_STANDIN_RECORD_OPS=1. The counts, and where
+each operator was first dispatched, are written to `ops-<pid>.json` in the harness folder when
+the process stops after its counted steps, ends by itself, or reaches ENV_OPS_SECONDS.
 """
 import atexit
 import json
@@ -12,7 +14,7 @@ import os
 import sys
 import threading
 
-from . import ENV_DIR, ENV_OPS, ENV_OPS_SECONDS, OPS_PREFIX, STOP_EXIT_CODE
+from . import ENV_DIR, ENV_OPS, ENV_OPS_MODE, ENV_OPS_SECONDS, OPS_PREFIX, STOP_EXIT_CODE
 
 _state = {"on": False, "written": False, "error": None}
 _lock = threading.Lock()
@@ -23,6 +25,9 @@ def start_if_asked():
     if not os.environ.get(ENV_OPS) or _state["on"]:
         return
     _state["on"] = True
+    if os.environ.get(ENV_OPS_MODE) == "record":
+        atexit.register(write, "finished")
+        return
     try:
         import importlib
         # the emulated npu (its site folder is on the child's PYTHONPATH), imported by name: this
@@ -30,6 +35,7 @@ def start_if_asked():
         npu = importlib.import_module("torch_npu")
         importlib.import_module("torch_npu.contrib.transfer_to_npu")
         npu._C.record_ops(True)
+        npu._C.record_sites(True)
     except Exception as exc:  # the program still runs; the report says why nothing was counted
         _state["error"] = "%s: %s" % (type(exc).__name__, exc)
     atexit.register(write, "finished")
@@ -58,11 +64,14 @@ def write(status):
         if _state["written"]:
             return
         _state["written"] = True
-        counts = {}
+        counts, sites, torch_npu = {}, {}, None
         try:
             torch_npu = sys.modules.get("torch_npu")
             if torch_npu is not None and _state["error"] is None:
                 counts = torch_npu._C.record_ops(False)
+                record_sites = getattr(torch_npu._C, "record_sites", None)
+                if record_sites is not None:
+                    sites = record_sites(False)
         except Exception as exc:
             _state["error"] = "%s: %s" % (type(exc).__name__, exc)
         steps = None
@@ -71,8 +80,10 @@ def write(status):
             steps = training.S.steps if training.S is not None else None
         except Exception:
             pass
-        record = {"pid": os.getpid(), "status": status, "steps": steps, "error": _state["error"],
-                  "ops": {op: dict(by_dtype) for op, by_dtype in counts.items()}}
+        record = {"pid": os.getpid(), "rank": os.environ.get("RANK"), "status": status, "steps": steps,
+                  "error": _state["error"], "npu": torch_npu is not None,
+                  "ops": {op: dict(by_dtype) for op, by_dtype in counts.items()},
+                  "sites": {op: [line.split("\t") for line in text.splitlines()] for op, text in sites.items()}}
         path = os.path.join(os.environ.get(ENV_DIR, "."), "%s%d.json" % (OPS_PREFIX, os.getpid()))
         try:
             with open(path + ".tmp", "w", encoding="utf-8") as fh:
