@@ -57,7 +57,18 @@ def test_versions_show_diff():
     versions = run("kb", "versions", "--json")
     assert versions.exit_code == 0
     rows = json.loads(versions.output)
-    assert [r["version"] for r in rows] == available_versions()
+    assert [r["version"] for r in rows if r["coverage"]] == available_versions()
+    # per release, whether operator data is present and the op-plugin commit it was read at
+    from ascend_migrate.knowledge.npu_ops import load_ops, ops_versions
+
+    assert [r["version"] for r in rows if r["operators"]] == ops_versions()
+    only_ops = next(r for r in rows if r["version"] == "2.2.0")
+    assert only_ops["coverage"] is False
+    assert only_ops["operators"]["op_plugin_commit"] == load_ops("2.2.0").source["op_plugin_commit"]
+    assert only_ops["operators"]["layout"] == "per-version folder" and only_ops["operators"]["aten_overloads"] > 500
+    text = run("kb", "versions").output
+    assert "2.2.0            coverage: no coverage file" in text
+    assert f"from op-plugin {only_ops['operators']['op_plugin_commit'][:10]}" in text
 
     show = run("kb", "show", "2.1.0")
     assert show.exit_code == 0

@@ -2,7 +2,7 @@
 
     ascend-migrate kb sync --wheel torch_npu-2.13.0-cp311-...whl   write coverage for that release
     ascend-migrate kb sync --site-packages /path/to/site-packages  same, from an installed torch_npu
-    ascend-migrate kb versions                                     releases with coverage
+    ascend-migrate kb versions                                     releases with coverage / operator data
     ascend-migrate kb show 2.1.0                                   what transfer_to_npu covers there
     ascend-migrate kb diff 2.1.0.post10 2.13.0                     what changed between two releases
     ascend-migrate kb ops-sync --torch-npu 2.6.0 --op-plugin DIR   which aten operators it runs on the NPU
@@ -136,25 +136,65 @@ def sync_command(wheel: Optional[Path], site_packages: Optional[Path], out_dir: 
 @kb_group.command(name="versions")
 @click.option("--json", "as_json", is_flag=True)
 def versions_command(as_json: bool) -> None:
-    """List the torch_npu releases with coverage files (newest last; the default is the newest)."""
-    versions = available_versions()
+    """List the torch_npu releases we hold data for (newest last; the default is the newest): per
+    release, its coverage file (what transfer_to_npu rewrites, from which wheel) and its operator
+    data (which aten operators have an NPU kernel, from which op-plugin commit)."""
+    from ascend_migrate.knowledge import npu_ops
+    from ascend_migrate.knowledge.coverage import parse_version
+
+    covered = available_versions()
+    with_ops = npu_ops.ops_versions()
     rows = []
-    for version in versions:
-        try:
-            cov = load_coverage(version)
-        except KnowledgeError as exc:
-            rows.append({"version": version, "error": str(exc)})
-            continue
-        rows.append({"version": version, "filename": cov.source.get("filename"), "sha256": cov.source.get("sha256"),
-                     "path": str(cov.path), "user": is_user_file(cov.path)})
+    for version in sorted(set(covered) | set(with_ops), key=parse_version):
+        row: dict = {"version": version, "coverage": version in covered}
+        if version in covered:
+            try:
+                cov = load_coverage(version)
+            except KnowledgeError as exc:
+                row["error"] = str(exc)
+            else:
+                row.update({"filename": cov.source.get("filename"), "sha256": cov.source.get("sha256"),
+                            "path": str(cov.path), "user": is_user_file(cov.path)})
+        row["operators"] = _ops_row(npu_ops, version) if version in with_ops else None
+        rows.append(row)
     if as_json:
         click.echo(json.dumps(rows, indent=2))
         return
     for row in rows:
-        tail = row.get("error") or f"{row['filename'] or '(installed tree)'}"
-        _echo(f"{row['version']:16} {tail}" + ("  [synced by you]" if row.get("user") else ""))
+        if not row["coverage"]:
+            head = "no coverage file"
+        else:
+            head = row.get("error") or f"{row['filename'] or '(installed tree)'}"
+            head += "  [synced by you]" if row.get("user") else ""
+        ops = row["operators"]
+        if ops is None:
+            tail = "no operator data (`ops` makes no prediction for it)"
+        elif ops.get("error"):
+            tail = f"operator data unreadable: {ops['error']}"
+        else:
+            tail = (f"{ops['aten_overloads']} aten overloads from op-plugin {str(ops['op_plugin_commit'] or '?')[:10]}"
+                    f" ({ops['file']}, {ops['layout']})" + ("  [synced by you]" if ops.get("user") else ""))
+        _echo(f"{row['version']:16} coverage: {head}")
+        _echo(f"{'':16} operators: {tail}")
     if any(row.get("user") for row in rows):
-        _echo(f"[synced by you]: from {user_coverage_dir()} ({READ_FIRST})")
+        _echo(f"[synced by you]: coverage from {user_coverage_dir()} ({READ_FIRST})")
+    if any((row["operators"] or {}).get("user") for row in rows):
+        _echo(f"[synced by you]: operator data from {npu_ops.user_ops_dir()} ({READ_FIRST})")
+
+
+def _ops_row(npu_ops, version: str) -> dict:
+    """Where a release's operator data came from (the op-plugin commit its release pins)."""
+    try:
+        ops = npu_ops.load_ops(version)
+    except (npu_ops.RegistryError, OSError, ValueError) as exc:
+        return {"error": str(exc)}
+    if ops is None or ops.version != version:
+        return {"error": "not found"}
+    src = ops.source
+    return {"op_plugin_commit": src.get("op_plugin_commit"), "torch_npu_commit": src.get("torch_npu_commit"),
+            "layout": src.get("layout"), "file": src.get("file"), "torch_version": ops.torch_version,
+            "aten_overloads": len(ops.aten), "torch_npu_own": len(ops.data.get("torch_npu_own") or []),
+            "path": str(ops.path), "user": ops.path.parent == npu_ops.user_ops_dir()}
 
 
 def _fmt(names) -> str:
