@@ -5,6 +5,13 @@ The matcher streams: a log is read in blocks of whole lines, one prefilter pass 
 against the signatures that share one of the line's anchors. Memory stays flat in the size of
 the log. Several logs (one per rank) can be diagnosed together; matches are then ranked across
 them so the earliest most-certain root cause comes first.
+
+A failure usually prints one specific line (the cause) and, around it, the layers that relayed
+it: torch_npu's ERR suffix, a CANN code, "HCCL function error". A relay within the same error
+block (same log, same rank, a few lines apart) as a specific match is folded into it (listed
+under `relayed`), not reported beside it. A collective timeout (HCCL, stream synchronisation)
+ranks below any error another rank or log reports: the rank that failed holds the cause, the
+ones still waiting only time out.
 """
 from __future__ import annotations
 
@@ -40,8 +47,15 @@ _CODE_SCAN = re.compile(r"E[0-9A-Z]\d{4}")
 # Within the same severity, role and confidence: a signature says more than a decoded CANN code,
 # which says more than torch_npu's ERR suffix (the layer that relayed the failure).
 SPECIFICITY = {CODE_FAMILY_ID: 1, ERR_CODE_ID: 2}
+# Answers that name the layer which relayed a failure, not the failure: folded into a specific
+# match of the same error block (RELAY_WINDOW lines, same log and rank).
+RELAY_IDS = frozenset({ERR_CODE_ID, CODE_FAMILY_ID, "hccl-call-failed", "hccl-timeout-generic"})
+RELAY_WINDOW = 10
+# What a rank reports while it waits for a peer that failed: below any error of another rank.
+COLLECTIVE_WAITS = frozenset({"hccl-connect-timeout", "hccl-exec-timeout", "hccl-timeout-generic", "hccl-call-failed",
+                              "stream-sync-timeout"})
 REPEAT_CACHE = 20000  # distinct lines remembered
-ROLE_RANK = {"cause": 0, "symptom": 1}
+ROLE_RANK = {"cause": 0, "symptom": 1, "waiting": 2}
 SEVERITY_RANK = {"error": 0, "warning": 1, "info": 2}
 
 _ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[ -/]*[@-~]")
@@ -85,7 +99,16 @@ class Match:
     details: Optional[dict[str, str]] = None
     file_index: int = 0
     follows: tuple[str, ...] = ()  # families whose earlier match makes this one a consequence
+    relayed: list[dict[str, Any]] = field(default_factory=list)  # relays folded into this match
     _ts: Optional[tuple] = field(default=None, repr=False)
+    _sites: list[tuple[int, int]] = field(default_factory=list, repr=False)  # (log, line) of each occurrence
+
+    def seen_again(self, file_index: int, line_no: int) -> None:
+        self.count += 1
+        if len(self.other_lines) < 50:
+            self.other_lines.append(line_no)
+        if len(self._sites) < 50:
+            self._sites.append((file_index, line_no))
 
     def to_dict(self) -> dict[str, Any]:
         out = {
@@ -110,6 +133,8 @@ class Match:
             out["details"] = dict(self.details)
         if self.decoded is not None:
             out["decoded"] = self.decoded
+        if self.relayed:
+            out["relayed"] = [dict(r) for r in self.relayed]
         return out
 
 
@@ -439,9 +464,7 @@ class Diagnoser:
         if keys is not None:
             for key in keys:
                 prev = self.found[key]
-                prev.count += 1
-                if len(prev.other_lines) < 50:
-                    prev.other_lines.append(line_no)
+                prev.seen_again(fi, line_no)
             return
         low = line.lower()
         window: Optional[list[str]] = None
@@ -485,7 +508,7 @@ class Diagnoser:
             keys.append(key)
             prev = self.found.get(key)
             if prev is not None:
-                prev.count += 1
+                prev.seen_again(fi, line_no)
                 continue
             self.found[key] = Match(
                 id=ERR_CODE_ID,
@@ -507,6 +530,7 @@ class Diagnoser:
                 timestamp=ts_text,
                 file_index=fi,
                 _ts=ts_key,
+                _sites=[(fi, line_no)],
             )
         # A line a signature explains needs no family answer (it would only repeat the layer).
         for entry in (decoded_codes if not [k for k in keys if not k.startswith(ERR_CODE_ID)] else ()):
@@ -514,9 +538,7 @@ class Diagnoser:
             keys.append(key)
             prev = self.found.get(key)
             if prev is not None:
-                prev.count += 1
-                if len(prev.other_lines) < 50:
-                    prev.other_lines.append(line_no)
+                prev.seen_again(fi, line_no)
                 continue
             self.found[key] = Match(
                 id=CODE_FAMILY_ID,
@@ -540,6 +562,7 @@ class Diagnoser:
                 details=line_details(line) or None,
                 file_index=fi,
                 _ts=ts_key,
+                _sites=[(fi, line_no)],
             )
         if not used_context and len(self._repeat) < REPEAT_CACHE and len(line) <= REPEAT_LINE_CHARS:
             self._repeat[line] = keys
@@ -561,9 +584,7 @@ class Diagnoser:
     def _add(self, key, sig, line, line_no, source, fi, ts_key, ts_text, details) -> None:
         prev = self.found.get(key)
         if prev is not None:
-            prev.count += 1
-            if len(prev.other_lines) < 50:
-                prev.other_lines.append(line_no)
+            prev.seen_again(fi, line_no)
             return
         cause, fix, confirm = sig.cause, sig.fix, sig.confirm
         if details:
@@ -575,15 +596,97 @@ class Diagnoser:
             confidence=sig.confidence, cause=cause, fix=fix, line_no=line_no, line=_clip(line),
             family=sig.family, role=sig.role, confirm=confirm, source=source, rank=_rank(line),
             timestamp=ts_text, details=details or (line_details(line) or None), file_index=fi,
-            follows=sig.follows, _ts=ts_key,
+            follows=sig.follows, _ts=ts_key, _sites=[(fi, line_no)],
         )
 
     def matches(self) -> list[Match]:
-        return rank_matches(self.found.values())
+        return rank_matches(fold_relays(self.found.values()))
 
 
-def _key(m: Match, demoted: set[int]) -> tuple:
-    role = "symptom" if id(m) in demoted else m.role
+def _is_relay(m: Match) -> bool:
+    return m.id in RELAY_IDS
+
+
+def _sites(m: Match) -> Optional[list[tuple[int, int]]]:
+    """(log, line) of every occurrence of `m`, or None when not all were kept."""
+    if m.count == 1:
+        return [(m.file_index, m.line_no)]
+    return list(m._sites) if len(m._sites) == m.count else None
+
+
+def _distance(s: Match, g_sites: list[tuple[int, int]]) -> Optional[int]:
+    """How far the specific error `s` is from a relay seen at `g_sites`, if every one of them
+    lies in an error block of `s` in the same log (RELAY_WINDOW lines), else None."""
+    s_sites = _sites(s) or [(s.file_index, s.line_no)]
+    gaps = []
+    for fi, line in g_sites:
+        near = [abs(line - sl) for sf, sl in s_sites if sf == fi]
+        if not near or min(near) > RELAY_WINDOW:
+            return None
+        gaps.append(min(near))
+    return max(gaps)
+
+
+def fold_relays(matches: Iterable[Match]) -> list[Match]:
+    """The matches with each relay explained by a specific match folded into it.
+
+    A relay (torch_npu's ERR suffix, a decoded CANN code, "HCCL function error", the bare HCCL
+    timeout) whose every occurrence lies within RELAY_WINDOW lines of a specific error of the
+    same log and rank only repeats that error from another layer: it moves into that match's
+    `relayed` list. So does a low-confidence cause (a generic driver code) next to a more
+    certain cause of its family. The nearest specific error takes it, one of the relay's own rank first. A
+    relay seen elsewhere too (another log, lines far apart) may belong to several failures and
+    stays. Sets every given match's `relayed` afresh (so a Diagnoser asked twice answers the
+    same, with the same Match objects); returns the matches that remain."""
+    matches = list(matches)
+    for m in matches:
+        m.relayed = []
+    specific = [m for m in matches if m.severity == "error" and not _is_relay(m)
+                and not (m.role == "cause" and m.confidence == "low")]
+    folded: dict[int, Match] = {}  # id(relay) -> the match it is folded into
+    for g in matches:
+        weak_cause = g.role == "cause" and g.confidence == "low" and not _is_relay(g)
+        g_sites = _sites(g)
+        if g.severity != "error" or not (_is_relay(g) or weak_cause) or g_sites is None:
+            continue
+        best = None
+        for s in specific:
+            if s is g or (weak_cause and (s.role != "cause" or s.family != g.family)):
+                continue
+            if s.rank is not None and g.rank is not None and s.rank != g.rank:
+                continue
+            gap = _distance(s, g_sites)
+            if gap is None:
+                continue
+            order = (0 if s.rank is not None and s.rank == g.rank else 1, gap, _key(s, frozenset()))
+            if best is None or order < best[0]:
+                best = (order, s)
+        if best is not None:
+            folded[id(g)] = best[1]
+    for g in matches:
+        host = folded.get(id(g))
+        if host is not None:
+            host.relayed.append({"id": g.id, "title": g.title, "line_no": g.line_no, "line": g.line,
+                                 **({"code": g.decoded["code"]} if g.decoded and "code" in g.decoded else {})})
+    out = [m for m in matches if id(m) not in folded]
+    for m in out:
+        m.relayed.sort(key=lambda r: r["line_no"])
+    return out
+
+
+def _waiting(matches: Sequence[Match]) -> set[int]:
+    """Collective timeouts of a rank while another rank (or another log) reports an error of
+    its own: that rank failed, this one only waited for it."""
+    own = [m for m in matches if m.severity == "error" and m.id not in COLLECTIVE_WAITS and m.id != ERR_CODE_ID
+           and not (m.id == CODE_FAMILY_ID and m.family == "distributed")]
+    if not own:
+        return set()
+    return {id(t) for t in matches if t.id in COLLECTIVE_WAITS and any(
+        e.file_index != t.file_index or (e.rank is not None and t.rank is not None and e.rank != t.rank) for e in own)}
+
+
+def _key(m: Match, demoted: set[int], waiting: frozenset = frozenset()) -> tuple:
+    role = "waiting" if id(m) in waiting else "symptom" if id(m) in demoted else m.role
     return (SEVERITY_RANK.get(m.severity, 3), ROLE_RANK.get(role, 0), -CONFIDENCE_RANK[m.confidence],
             SPECIFICITY.get(m.id, 0))
 
@@ -601,8 +704,8 @@ def _consequences(matches: Sequence[Match]) -> set[int]:
         first.get((m.file_index, fam), m.line_no) < m.line_no for fam in m.follows)}
 
 
-def _cmp(a: Match, b: Match, demoted: frozenset = frozenset()) -> int:
-    ka, kb = _key(a, demoted), _key(b, demoted)
+def _cmp(a: Match, b: Match, demoted: frozenset = frozenset(), waiting: frozenset = frozenset()) -> int:
+    ka, kb = _key(a, demoted, waiting), _key(b, demoted, waiting)
     if ka != kb:
         return -1 if ka < kb else 1
     if a.file_index == b.file_index:
@@ -616,12 +719,14 @@ def rank_matches(matches: Iterable[Match]) -> list[Match]:
     """Most likely root cause first.
 
     Errors before warnings; causes before symptoms (a collective timeout on a healthy rank is
-    a symptom of a failure elsewhere); more certain before less; then earliest: by line within
-    one log, by timestamp across logs (one per rank), else in the order the logs were given.
+    a symptom of a failure elsewhere), and a collective timeout below any error another rank
+    or log reports; more certain before less; then earliest: by line within one log, by
+    timestamp across logs (one per rank), else in the order the logs were given.
     """
     matches = list(matches)
     demoted = frozenset(_consequences(matches))
-    return sorted(matches, key=functools.cmp_to_key(lambda a, b: _cmp(a, b, demoted)))
+    waiting = frozenset(_waiting(matches))
+    return sorted(matches, key=functools.cmp_to_key(lambda a, b: _cmp(a, b, demoted, waiting)))
 
 
 def chain(matches: Iterable[Match]) -> tuple[Optional[Match], list[Match]]:

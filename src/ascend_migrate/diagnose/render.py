@@ -56,6 +56,9 @@ def render_text(matches: list[Match], source, verbose: bool = False) -> str:
         out.append(_wrap("fix:     ", m.fix))
         if m.confirm:
             out.append(f"    confirm: {m.confirm}")
+        if m.relayed:
+            out.append("    relayed: the same failure as the layers around it reported it (not separate causes):")
+            out += [f"             line {r['line_no']} [{r['id']}] {printable(r.get('code') or r['title'])}" for r in m.relayed]
         if verbose and m.other_lines:
             out.append("    also at lines: " + ", ".join(str(n) for n in m.other_lines))
         out.append("")
@@ -72,7 +75,9 @@ def render_chain(matches: list[Match], several: bool = False) -> list[str]:
         return []
     def one(m: Match) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in (m.details or {}).items() if k in ("operator", "dtype", "shape", "device"))
-        return f"[{m.id}] {_where(m, several)}: {m.title}" + (f" ({extra})" if extra else "")
+        relayed = f"; relayed on line{'s' if len(m.relayed) > 1 else ''} {', '.join(str(r['line_no']) for r in m.relayed)}" \
+            if m.relayed else ""
+        return f"[{m.id}] {_where(m, several)}: {m.title}" + (f" ({extra})" if extra else "") + relayed
     out = ["Chain (cause first, then what followed from it):", f"  cause:        {one(cause)}"]
     if cause.confidence == "low":
         out.append("                (low confidence: only the layer that failed is known; read the lines above it)")
