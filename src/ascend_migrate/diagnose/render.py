@@ -75,8 +75,8 @@ def render_chain(matches: list[Match], several: bool = False) -> list[str]:
         return []
     def one(m: Match) -> str:
         extra = ", ".join(f"{k}={v}" for k, v in (m.details or {}).items() if k in ("operator", "dtype", "shape", "device"))
-        relayed = f"; relayed on line{'s' if len(m.relayed) > 1 else ''} {', '.join(str(r['line_no']) for r in m.relayed)}" \
-            if m.relayed else ""
+        lines = sorted({r["line_no"] for r in m.relayed})
+        relayed = f"; relayed on line{'s' if len(lines) > 1 else ''} {', '.join(map(str, lines))}" if lines else ""
         return f"[{m.id}] {_where(m, several)}: {m.title}" + (f" ({extra})" if extra else "") + relayed
     out = ["Chain (cause first, then what followed from it):", f"  cause:        {one(cause)}"]
     if cause.confidence == "low":
