@@ -68,3 +68,16 @@ def test_flag_map_configs_are_scanned_and_plain_data_is_not():
         assert result.findings and not result.data_file, path.name
     data = analyse(classify("runs.yaml"), b"runs:\n  - name: nccl sweep\n    backend_used: nccl\n", kb)
     assert data.findings and data.data_file  # nccl is found, but the file is data: the walk drops it
+
+
+def test_dockerfiles_are_run_hosts_unless_they_build_a_ci_image():
+    from ascend_migrate.scan.config_kinds import is_build_config, is_dockerfile
+
+    for name in ("Dockerfile", "dockerfile", "Dockerfile.gpu", "Dockerfile-cuda", "train.Dockerfile", "Containerfile"):
+        assert is_dockerfile(name), name
+    for name in ("dockerfiles", "Dockerfiles.txt", "my_dockerfile_notes", "docker-compose.yml"):
+        assert not is_dockerfile(name), name
+    assert not is_build_config("docker/Dockerfile", "docker", "FROM python:3.11\n", [])
+    assert not is_build_config("Dockerfile", "docker", "RUN pip install -r requirements.txt\n", [])
+    assert is_build_config("docker/Dockerfile.ci.dev", "docker", "FROM python:3.11\n", [])
+    assert is_build_config(".github/docker/Dockerfile", "docker", "FROM python:3.11\n", [])

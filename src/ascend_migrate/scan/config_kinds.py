@@ -125,6 +125,7 @@ def reference_matches(ref: str, rel: str) -> bool:
 # --------------------------------------------------------------------------- build scripts
 _BUILD_NAME = re.compile(r"(?i)(^|[_.-])(install|build|package|packaging|wheel|wheels|release|publish|"
                          r"compile|rocm|hipify|conda[_-]?build|docker[_-]?build|manylinux|ci)([_.-]|$)")
+_CI_NAME = re.compile(r"(?i)(?:^|[_.-])ci(?:[_.-]|$)")
 # Folders whose files build, package, install or test the project on a CI host (lower case).
 # Not `recipe`: projects keep training recipes there (entry points and their configs); a conda
 # recipe's build.sh is caught by its name.
@@ -146,11 +147,12 @@ def in_build_folder(rel: str, dirs: frozenset = CI_DIRS | BUILD_DIRS) -> bool:
 def is_build_config(rel: str, kind: str, text: str, launches: list[tuple[int, str]]) -> bool:
     """A config or shell script that describes a build, install or CI host, not a run.
 
-    A Dockerfile is not, unless a CI service's folder holds it: it describes the host a
-    containerised run starts on, in the root or a docker/ folder alike (its findings are never
-    rewritten either, see text_scanners.scan_config)."""
+    A Dockerfile is not, unless it builds a CI image (a CI service's folder holds it, or its name
+    says ci: `Dockerfile.ci.dev`): it describes the host a containerised run starts on, in the
+    root or a docker/ folder alike (its findings are never rewritten either, see
+    text_scanners.scan_config)."""
     if kind == "docker":
-        return in_build_folder(rel, _HOSTED_CI_DIRS)
+        return in_build_folder(rel, _HOSTED_CI_DIRS) or bool(_CI_NAME.search(rel.rsplit("/", 1)[-1]))
     if kind == "sh":
         return is_build_script(rel, text, launches)
     return in_build_folder(rel)
