@@ -2,7 +2,8 @@
 
 The floor under both `migrate` (which plans and writes a run) and `runs` (which records each
 run in its own folder): the result types, the change list as JSON and CSV, and the atomic
-write they both use. Nothing here plans or rewrites a file.
+write they both use. Nothing here plans or rewrites a file, and importing it does not import
+the scanner (`validate` and `skill` read run records through `runs`).
 """
 from __future__ import annotations
 
@@ -15,13 +16,14 @@ import stat
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 from ascend_migrate.fix.commit import Transaction
-from ascend_migrate.fix.rewrite import Change
 from ascend_migrate.printable import printable
-from ascend_migrate.report.csv_report import spreadsheet_cell
 from ascend_migrate.scan.walk import display
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ascend_migrate.fix.rewrite import Change
 
 
 @dataclass
@@ -102,6 +104,9 @@ def change_paths(path: Path) -> tuple[Path, Path]:
 
 def change_list_bytes(result: MigrationResult) -> tuple[bytes, bytes]:
     """The change list as JSON and CSV (file, start line, end line, rule, operation, message)."""
+    # imported here: the report package brings the scanner, which reading run records never needs
+    from ascend_migrate.report.csv_report import spreadsheet_cell
+
     rows = [{k: display(v) if isinstance(v, str) else v for k, v in r.items()} for r in result.change_rows()]
     payload = {"schema": "ascend-migrate/changes/1", "style": result.style, "changes": rows,
                "errors": [{"file": display(f.path), "error": display(f.error)} for f in result.errors],
