@@ -115,3 +115,26 @@ def test_turned_off_or_not_on_the_emulated_npu_says_not_checked(emulated, port, 
     assert "operators on the NPU host: not checked (turned off (--no-operators))" in res.output
     md = (port / ".ascend-migrate" / "validation-report.md").read_text()
     assert "Not checked: turned off (--no-operators)." in md
+
+
+def test_an_entry_run_records_its_operators_too(emulated, tmp_path):
+    import shutil
+
+    project = tmp_path / "entry"
+    shutil.copytree(PROJECT.parent / "ops_entry", project)
+    golden = tmp_path / "golden.pt"
+    res = invoke("validate", "capture", "model_entry.py:validation_entry", "--root", project, "-o", golden)
+    assert res.exit_code == 0, res.output
+    (tmp_path / "env.json").write_text("{}")
+    res = invoke("validate", "run", project, "--device", "emulated-npu", "--golden", golden, "--torch-npu", "2.2.0",
+                 "--environment", tmp_path / "env.json", "--no-ddp", "--report-dir", tmp_path / "out")
+    report = json.loads((tmp_path / "out" / "validation-report.json").read_text())
+    assert report["verdict"] == "pass", report["reasons"]
+    ops = report["operators"]
+    assert ops["checked"] is True and ops["release"] == "2.2.0"
+    line = next(i for i, text in enumerate((project / "model_entry.py").read_text().splitlines(), 1)
+                if "torch.isin(" in text)
+    assert [(r["op"], r["site"]) for r in ops["fallback"]] == [
+        ("aten::isin.Tensor_Tensor_out", f"model_entry.py:{line} (forward)")]
+    assert "per_step" not in ops["fallback"][0]  # a model entry makes no steps
+    assert "comparison" in report and "operators" not in (report["comparison"] or {}).get("target", {})
