@@ -3,8 +3,8 @@
     git archive 5d142bd^ src | tar -x -C /tmp/am-before      # the version before the operator check
     python bench/operator_validate_cost.py --baseline /tmp/am-before/src [--rounds 5] [--steps 60]
 
-One workload: a CUDA-style trainer of our own (a two-layer transformer language model, about 400
-operators a step), ported once with `migrate` (transfer style) and validated with its own command
+One workload: a CUDA-style trainer of our own (a two-layer transformer language model, 33
+distinct operators), ported once with `migrate` (transfer style) and validated with its own command
 against a golden captured on the CPU. Three sides, one `validate run --device emulated-npu` each
 per round, the order rotating round by round so that other work on the machine falls on all
 alike:
