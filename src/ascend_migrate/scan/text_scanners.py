@@ -11,6 +11,7 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, replace
+from functools import lru_cache
 from typing import Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase, Rule, format_message, normalise_dist_name
@@ -350,6 +351,69 @@ _CONFIG_PATTERNS = (
     ("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu"),
 )
 _CONFIG_STYLES = ("transfer", "agnostic")
+# A shell word that is a plain value: quoted strings, ordinary characters and simple $VAR /
+# ${VAR} expansions (a command substitution is not one: its value is not known here).
+_SHELL_VALUE = re.compile(r"""(?:"[^"`$\\]*"|'[^']*'|\$\{?\w+\}?|[^\s;&|<>()"'`$\\])*""")
+_SHELL_WORD_END = re.compile(r"[\s;&|)]|$")
+_SHELL_COMMAND_START = re.compile(r"(?:^|[;&|(]|\$\(|`)[^;&|(`]*$")
+_ASSIGNMENT_PREFIXES = frozenset({"export", "env", "local", "readonly", "declare", "typeset", "-x", "-gx"})
+
+
+def _beside_edit(code: str, lineno: int, start: int, end: int, new: str) -> Optional[Edit]:
+    """The agnostic style's edit for a CUDA variable set in a shell line (`export
+    CUDA_VISIBLE_DEVICES=0,1`, `CUDA_VISIBLE_DEVICES=0 python train.py`, `docker run -e ...`):
+    set the Ascend variable `new` to the same value beside it, so that a CUDA host keeps its own
+    setting and an NPU host gets the same one. None where the line does not set the variable
+    as a shell word of its own, or sets `new` already."""
+    if code[end:end + 1] != "=" or len(code) > _BESIDE_MAX_LINE or _set_beside(code, new, "sh"):
+        return None
+    stop = _SHELL_VALUE.match(code, end + 1).end()  # type: ignore[union-attr]
+    if not _SHELL_WORD_END.match(code, stop):
+        return None  # `$(...)`, backquotes, a redirection: not a plain value
+    value = code[end + 1:stop]
+    command = _SHELL_COMMAND_START.search(code, 0, start)
+    words = (code[command.start():start] if command else code[:start]).lstrip(";&|(`$").split()
+    if words[-1:] and words[-1] in ("-e", "--env"):
+        return Edit(Position(lineno, stop), Position(lineno, stop), f" {words[-1]} {new}={value}")
+    if code[max(0, start - 6):start] == "--env=":
+        return Edit(Position(lineno, stop), Position(lineno, stop), f" --env={new}={value}")
+    if all(w in _ASSIGNMENT_PREFIXES or w.partition("=")[0].isidentifier() and "=" in w for w in words):
+        return Edit(Position(lineno, stop), Position(lineno, stop), f" {new}={value}")
+    return None
+
+
+# Longest shell line whose CUDA variables get an Ascend twin: a longer one is generated or
+# hostile, and each of its matches would otherwise re-read the line (quadratic).
+_BESIDE_MAX_LINE = 4096
+
+
+@lru_cache(maxsize=16)
+def _set_beside(code: str, new: str, kind: str) -> bool:
+    """Does this shell line set the Ascend variable `new` too (an agnostic launcher)? Cached:
+    asked once per CUDA variable of the line."""
+    if kind != "sh":
+        return False
+    at = code.find(new + "=")
+    while at >= 0:
+        if at == 0 or not (code[at - 1].isalnum() or code[at - 1] in "_$"):
+            return True
+        at = code.find(new + "=", at + 1)
+    return False
+
+
+def _rename_fixes(code: str, lineno: int, start: int, end: int, new: str, kind: str) -> tuple[Fix, ...]:
+    """A CUDA variable in a launch config: renamed in the transfer style (the port runs on NPU
+    hosts only); in the agnostic style, whose launchers still run on CUDA hosts, the Ascend
+    variable is set beside it in shell lines, and anything else is left for a person."""
+    fixes = [Fix(style="transfer", edits=(Edit(Position(lineno, start), Position(lineno, end), new),),
+                 safety="safe", description=f"use {new}")]
+    if _set_beside(code, new, kind):
+        return ()  # already both: nothing left to change in either style
+    beside = _beside_edit(code, lineno, start, end, new) if kind == "sh" else None
+    if beside is not None:
+        fixes.append(Fix(style="agnostic", edits=(beside,), safety="safe",
+                         description=f"also set {new} (the CUDA host keeps its own setting)"))
+    return tuple(fixes)
 _NCCL_ENV = re.compile(r"\bNCCL_[A-Z0-9_]+\b")
 
 
@@ -452,7 +516,8 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
             continue
         snippet = _snippet(line)
         echoed = _Echoed(code) if _ECHO.search(code) is not None and not _WRITES_FILE.search(code) else None
-        specific = _config_env_and_tools(kb, path, lineno, line, code, closed, snippet=snippet, echoed=echoed)
+        specific = _config_env_and_tools(kb, path, lineno, line, code, closed, snippet=snippet, echoed=echoed,
+                                         kind=kind)
         if kind not in ("sh", "docker"):
             specific += _config_values(kb, path, lineno, line, code, snippet=snippet, form=kind)
         # the generic nccl finding a more specific one of the line covers is not made at all
@@ -487,14 +552,20 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                     continue
                 matched = clip(code[start:end])
                 fixes: tuple[Fix, ...] = ()
-                if replacement and not embedded:
+                severity = rule.severity
+                if replacement and not embedded and rule_id == "DV006":
+                    fixes = _rename_fixes(code, lineno, start, end, replacement, kind)
+                    if _set_beside(code, replacement, kind):
+                        severity = "info"  # an agnostic launcher: both variables are set
+                elif replacement and not embedded:
+                    # A value (`--device cuda`, `backend: nccl`) names one device kind: renamed
+                    # for the transfer style only; an agnostic launcher still runs on CUDA hosts.
                     new = replacement.upper() if matched.isupper() else replacement
                     edit = Edit(Position(lineno, start), Position(lineno, end), new)
-                    fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {new}")
-                                  for s in _CONFIG_STYLES)
+                    fixes = (Fix(style="transfer", edits=(edit,), safety="safe", description=f"use {new}"),)
                 keep.add(Finding(
                     rule=rule.id, path=path, line=lineno, col=start, end_line=lineno, end_col=end,
-                    message=format_message(rule, symbol=matched), severity=rule.severity,
+                    message=format_message(rule, symbol=matched), severity=severity,
                     confidence="low", snippet=snippet, symbol=matched, fixes=fixes))
         keep.extend(specific)
         rule = kb.rule("DS002")
@@ -636,7 +707,7 @@ def _closed_flags(kb: KnowledgeBase, text: str) -> frozenset[int]:
 
 def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, code: str,
                           closed: frozenset[int] = frozenset(), *, snippet: Optional[str] = None,
-                          echoed: "Optional[_Echoed]" = None) -> list[Finding]:
+                          echoed: "Optional[_Echoed]" = None, kind: str = "") -> list[Finding]:
     """DV007 (CUDA-only environment variables, renamed where Ascend has the same setting),
     NV001 (nvidia-smi / nvcc invocations) and command-line options (cli-flag rules, except the
     `closed` ones) in one config or script line. `snippet` and `echoed`: the line's snippet and
@@ -671,14 +742,15 @@ def _config_env_and_tools(kb: KnowledgeBase, path: str, lineno: int, line: str, 
             if echoed is not None and echoed(m.start()):
                 continue
             fixes: tuple[Fix, ...] = ()
+            severity = spec.get("level") or rule.severity  # type: ignore[attr-defined]
             if spec.get("replace"):
-                edit = Edit(Position(lineno, m.start()), Position(lineno, m.end()), spec["replace"])
-                fixes = tuple(Fix(style=s, edits=(edit,), safety="safe", description=f"use {spec['replace']}")
-                              for s in _CONFIG_STYLES)
+                fixes = _rename_fixes(code, lineno, m.start(), m.end(), spec["replace"], kind)
+                if _set_beside(code, spec["replace"], kind):
+                    severity = "info"  # an agnostic launcher: both variables are set
             out.append(Finding(
                 rule=rule.id, path=path, line=lineno, col=m.start(), end_line=lineno, end_col=m.end(),  # type: ignore[attr-defined]
                 message=format_message(rule, symbol=name, detail=spec.get("note", "")),  # type: ignore[arg-type]
-                severity=spec.get("level") or rule.severity, confidence="low",  # type: ignore[attr-defined]
+                severity=severity, confidence="low",
                 snippet=snippet, symbol=name, fixes=fixes))
     for regex, tool, note, rule in tools:
         for m in regex.finditer(code):
