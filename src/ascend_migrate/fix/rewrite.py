@@ -305,6 +305,12 @@ def device_type_helper(torch_name: str, min_torch: str, nl: str,
     return nl + nl.join(lines) + nl
 
 
+def _module_imports(tree: ast.Module, module: str) -> bool:
+    """Does a module-level `import MODULE` (not `as` another name) bind it?"""
+    return any(isinstance(node, ast.Import) and any(a.name == module and a.asname is None for a in node.names)
+               for node in tree.body)
+
+
 def _module_binds(tree: ast.Module, name: str) -> bool:
     for node in tree.body:
         if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == name for t in node.targets):
@@ -633,6 +639,11 @@ def rewrite_python(kb: KnowledgeBase, rel: str, text: str, opts: Options, covera
         edits.append(Edit(pos, pos, "import torch" + nl))
         changes.append(Change(rel, pos.line, pos.line, "", "insert", "import torch (needed by the rewritten code)", "safe"))
         torch_name = "torch"
+    if "pathlib" in requires and not _module_imports(tree, "pathlib") and outer.get("pathlib") != "pathlib":
+        pos = _insert_at_statement(tree, lines, _prologue_end(tree))
+        edits.append(Edit(pos, pos, "import pathlib" + nl))
+        changes.append(Change(rel, pos.line, pos.line, "", "insert", "import pathlib (needed by the rewritten code)",
+                              "safe"))
     if helper_needed:
         if own_torch is None and torch_name is not None:  # bound by an earlier notebook cell
             pos, with_import = _insert_at_statement(tree, lines, _prologue_end(tree)), False

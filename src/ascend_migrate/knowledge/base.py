@@ -36,7 +36,7 @@ MATCH_KINDS = (
     "dependency", "package-import", "framework", "parse-error",
     "cuda-private", "guarded-capability", "cuda-version", "env-table", "tool-command",
     "dependency-index", "module-prefix", "framework-pin", "cli-flag", "config-value",
-    "device-name", "resource-key", "device-ids",
+    "device-name", "resource-key", "device-ids", "path-argument",
 )
 RULE_ID = re.compile(r"^[A-Z]{2}[0-9]{3}$")
 

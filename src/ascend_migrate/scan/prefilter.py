@@ -89,6 +89,8 @@ def rule_tokens(kb: KnowledgeBase) -> dict[str, tuple[str, ...]]:
             tokens += list(rule.match.get("dict_keys", ()))
             if kind == "module-prefix":
                 tokens += [_rarest_component(n) for n in rule.match.get("keywords", {})]
+        elif kind == "path-argument":
+            tokens.append("cuda")  # the rule needs a path that contains it
         elif kind in ("method-call", "attribute"):
             tokens += names
             tokens += [_rarest_component(n) for n in rule.match.get("qualnames", ())]

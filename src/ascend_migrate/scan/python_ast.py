@@ -42,6 +42,7 @@ PROSE_KEYWORDS = {"help", "description", "epilog", "msg", "message", "doc", "usa
 NCCL_TOKEN = re.compile(r"(?i)(?:^|[:,\s])nccl(?:$|[,\s])")
 NCCL_ANY_CASE = re.compile(r"(?i)nccl")
 PROCESS_GROUP_CALLS = ("init_process_group", "new_group")  # the calls whose backend transfer_to_npu maps
+DEVICE_STRING = re.compile(r"cuda(?::\d+)?")  # a whole device string, not a path that contains one
 TRANSFER_MAPS_NCCL = " (transfer_to_npu, which this module imports, maps it to hccl)"
 UPPER_NCCL_NOTE = (" (not in lower case: transfer_to_npu maps only the spelling 'nccl' to hccl, and only"
                    " in init_process_group/new_group arguments; write it in lower case where it reaches them)")
@@ -1361,12 +1362,43 @@ class PythonAnalyzer(FastVisitor):
         for rule in kb.rules_of_kind("device-ids"):
             if qual in rule.match["names"]:
                 self._check_device_ids(rule, node, qual)
+        for rule in kb.rules_of_kind("path-argument"):
+            if qual in rule.match["names"]:
+                self._check_path_argument(rule, node, qual)
         hit = self._prefix_keywords.get(qual)
         if hit is not None:
             keyword, rule = hit
             for kw in node.keywords:
                 if kw.arg == keyword and not (isinstance(kw.value, ast.Constant) and not kw.value.value):
                     self.report(rule, kw, f"{qual}({keyword}=...)")
+
+    def _check_path_argument(self, rule: Rule, node: ast.Call, qual: str) -> None:
+        """`torch.load("ckpt/cuda_run.pt")`: transfer_to_npu's wrapper of torch.load (and
+        from_file) replaces "cuda" with "npu" in every positional str argument, the file name
+        included, so the port opens another file. A pathlib.Path is not a str: the wrapper leaves
+        it alone and torch opens the same file. Device strings (`map_location` given as "cuda:0")
+        are what the wrapper is for, and are left as they are."""
+        for arg in node.args:
+            if isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                text = arg.value
+            elif isinstance(arg, ast.JoinedStr):
+                text = "".join(v.value for v in arg.values if isinstance(v, ast.Constant) and isinstance(v.value, str))
+            else:
+                continue
+            if "cuda" not in text or DEVICE_STRING.fullmatch(text):
+                continue
+            if self.lookup("pathlib") == "pathlib":
+                path, requires = "pathlib.Path", ()
+            else:
+                bound = next((name for scope in reversed(self.scopes) for name, q in scope.names.items()
+                              if q == "pathlib.Path" and self.lookup(name) == "pathlib.Path"), None)
+                path, requires = (bound, ()) if bound else ("pathlib.Path", ("pathlib",))
+            fix = self._fix("transfer", rule, [Edit(self.start(arg), self.start(arg), f"{path}("),
+                                               Edit(self.end(arg), self.end(arg), ")")],
+                            "pass the path as a pathlib.Path, which transfer_to_npu leaves as it is",
+                            requires=requires)
+            self._claim_device_names(arg)
+            self.report(rule, arg, qual, fixes=[fix])
 
     def _check_device_ids(self, rule: Rule, node: ast.Call, qual: str) -> None:
         """`DistributedDataParallel(model, device_ids=[rank])`: right wherever the original ran
