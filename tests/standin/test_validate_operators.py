@@ -138,3 +138,23 @@ def test_an_entry_run_records_its_operators_too(emulated, tmp_path):
         ("aten::isin.Tensor_Tensor_out", f"model_entry.py:{line} (forward)")]
     assert "per_step" not in ops["fallback"][0]  # a model entry makes no steps
     assert "comparison" in report and "operators" not in (report["comparison"] or {}).get("target", {})
+
+
+def test_recurrent_layers_are_recorded_as_the_layer_torch_npu_sees(npu_standin, tmp_path):
+    """The device runs LSTM/GRU/RNN through CPU's own code on host copies; the layer's operator is
+    still recorded once per call, forward under autograd and in inference mode."""
+    script = tmp_path / "rnn.py"
+    script.write_text(
+        "import json, torch, torch_npu\n"
+        "torch_npu._C.record_ops(True)\n"
+        "lstm = torch.nn.LSTM(4, 8).to('npu')\n"
+        "out, _ = lstm(torch.randn(5, 2, 4, device='npu'))\n"
+        "out.sum().backward()\n"
+        "with torch.inference_mode():\n"
+        "    torch.nn.GRU(4, 8).to('npu')(torch.randn(5, 2, 4, device='npu'))\n"
+        "print('REC ' + json.dumps(torch_npu._C.record_ops(False)))\n")
+    proc = npu_standin.run([str(script)], cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    recorded = json.loads(next(l for l in proc.stdout.splitlines() if l.startswith("REC "))[4:])
+    assert sum(recorded["aten::lstm.input"].values()) == 1 and "Float" in next(iter(recorded["aten::lstm.input"]))
+    assert sum(recorded["aten::gru.input"].values()) == 1

@@ -640,6 +640,10 @@ bool has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& 
 // the gradient back) and calling the op there gives exactly CPU's forward, backward and dropout
 // draws; the results are copied back to the device the operands came from.
 void rnn_through_cpu(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
+  // recorded and warned about as the layer torch_npu sees (its backward runs on the host copies)
+  if (g_record_ops.load(std::memory_order_relaxed) || g_warn_fallback.load(std::memory_order_relaxed)) {
+    note_op(op, stack);
+  }
   const auto& args = op.schema().arguments();
   const auto n = args.size();
   auto first = stack->end() - static_cast<std::ptrdiff_t>(n);
