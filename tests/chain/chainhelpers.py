@@ -22,6 +22,14 @@ def copy_project(src: Path, dest: Path) -> Path:
     return dest
 
 
+def copy_validated(validated: Path, dest: Path) -> tuple[Path, Path, Path]:
+    """A copy of the `validated_example` fixture's folder (its validation state included):
+    (original, ported, golden). The port's run record still names the shared original as its
+    source, which holds the same files."""
+    shutil.copytree(validated, dest, symlinks=True)
+    return dest / "unported-checkout", dest / "ported", dest / "golden.pt"
+
+
 def replace_once(path: Path, old: str, new: str) -> None:
     text = path.read_text(encoding="utf-8")
     assert text.count(old) == 1, f"{path.name}: expected exactly one {old!r}"

@@ -3,7 +3,6 @@ generate the model skill (--allow-cpu), replay it into a fresh copy, validate ag
 generator's refusals, each with what to do."""
 from __future__ import annotations
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -11,35 +10,17 @@ import pytest
 
 from ascend_migrate.validate import provenance
 
-from chainhelpers import REPO, am, copy_project, load_report
+from chainhelpers import am, copy_project, copy_validated, load_report
 
 pytestmark = pytest.mark.needs_torch  # runs torch
 
-EXAMPLE = REPO / "examples" / "cifar_trainer"
-
-
-def _manual_edits():
-    spec = importlib.util.spec_from_file_location("example_e2e", REPO / "tests" / "validate" / "test_example_e2e.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module._apply_manual_edits
-
 
 @pytest.fixture(scope="module")
-def chain(tmp_path_factory):
+def chain(validated_example, tmp_path_factory):
     base = tmp_path_factory.mktemp("example-chain")
-    original = copy_project(EXAMPLE, base / "original")
-    ported = base / "ported"
+    original, ported, golden = copy_validated(validated_example, base / "validated")
     res = am("scan", original, "--format", "json", "-o", base / "scan.json")
     assert res.exit_code in (0, 1), res.output
-    res = am("migrate", original, "--style", "agnostic", "--output", ported)
-    assert res.exit_code == 0, res.output
-    _manual_edits()(ported)
-    golden = base / "golden.pt"
-    res = am("validate", "capture", "train.py:validation_entry", "--root", original, "-o", golden)
-    assert res.exit_code == 0, res.output
-    res = am("validate", ported, "--device", "cpu", "--golden", golden, "--no-ddp")
-    assert res.exit_code == 0, res.output
     return base, original, ported, golden
 
 
@@ -68,9 +49,10 @@ def test_generate_and_replay_reproduce_the_validated_tree(chain, home):
     assert provenance.file_sha256(skill_dir / replay["golden"]["file"]) == replay["golden"]["sha256"]
     assert replay["environment"]["pip_index"] == "https://repo.huaweicloud.com/repository/pypi/simple/"
     assert "--golden golden.pt" in replay["validation"]["command"] and "--no-ddp" in replay["validation"]["command"]
-    # the manual work is exactly the four files edited by hand
+    # the manual work is exactly the files edited by hand (the example README's four edits)
     patch = (skill_dir / "manual.patch").read_text()
-    assert sorted(replay["manual_patch"]["files"]) == ["requirements.txt", "scripts/launch.sh", "setup.py", "train.py"]
+    assert sorted(replay["manual_patch"]["files"]) == ["configs/train.yaml", "requirements.txt", "scripts/launch.sh",
+                                                       "setup.py", "train.py"]
     assert "-        model = nn.DataParallel(model)" in patch
     assert "`ascend-migrate replay SKILL_DIR TARGET" not in text or True
     assert replay["migrate"]["command"] in text and replay["tree"]["sha256"] in text

@@ -9,7 +9,6 @@ only (the recipe honours PIP_INDEX_URL when it is set); without such a mirror th
 are skipped, the text checks still run."""
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import re
@@ -19,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from chainhelpers import REPO, am, copy_project, replace_once
+from chainhelpers import REPO, am, copy_project, copy_validated, replace_once
 
 pytestmark = pytest.mark.needs_torch
 
@@ -29,19 +28,8 @@ LOCAL_INDEX = Path(os.environ.get("ASCEND_MIGRATE_TEST_INDEX", "/opt/pypi/simple
 LOCAL_EXTRA_INDEX = Path("/opt/pypi-more/simple")
 
 
-def _example_chain(base: Path) -> dict:
-    original = copy_project(REPO / "examples" / "cifar_trainer", base / "unported-checkout")
-    ported = base / "cifar-ported"
-    assert am("migrate", original, "--style", "agnostic", "--output", ported).exit_code == 0
-    spec = importlib.util.spec_from_file_location("example_e2e", REPO / "tests" / "validate" / "test_example_e2e.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    module._apply_manual_edits(ported)
-    golden = base / "cifar-golden" / "golden.pt"
-    res = am("validate", "capture", "train.py:validation_entry", "--root", original, "-o", golden)
-    assert res.exit_code == 0, res.output
-    res = am("validate", ported, "--device", "cpu", "--golden", golden, "--no-ddp")
-    assert res.exit_code == 0, res.output
+def _example_chain(base: Path, validated: Path) -> dict:
+    original, ported, _golden = copy_validated(validated, base)
     return {"original": original, "ported": ported, "model": "cifar-trainer", "drop_entry": None}
 
 
@@ -67,7 +55,10 @@ def _package_chain(base: Path) -> dict:
 @pytest.fixture(scope="module", params=["example", "package"])
 def generated(request, tmp_path_factory):
     base = tmp_path_factory.mktemp(f"recipe-{request.param}")
-    chain = (_example_chain if request.param == "example" else _package_chain)(base)
+    if request.param == "example":
+        chain = _example_chain(base / "example", request.getfixturevalue("validated_example"))
+    else:
+        chain = _package_chain(base)
     skills = base / "kernelcat-skills"
     res = am("skill", chain["ported"], "--model", chain["model"], "--allow-cpu", "--out-root", skills)
     assert res.exit_code == 0, res.output
