@@ -94,3 +94,12 @@ def test_a_cpu_validation_says_not_checked(tmp_path):
     assert report["operators"]["checked"] is False
     assert "not the emulated npu" in report["operators"]["why"]
     assert "operators on the NPU host: not checked (the run used cpu, not the emulated npu" in res.output
+
+
+def test_an_npu_device_that_is_the_emulated_one_says_how_to_record():
+    from ascend_migrate.validate.runner import ValidateOptions, _operators_section
+
+    sec = _operators_section(ValidateOptions(device="npu:0"), None, True)
+    assert sec["checked"] is False and "--device emulated-npu" in sec["why"]
+    sec = _operators_section(ValidateOptions(device="npu:0"), None, False)
+    assert "real NPU host" in sec["why"]

@@ -222,7 +222,8 @@ def _operators_section(opts: ValidateOptions, dynamic: "_Dynamic", emulated: boo
 
     why = operators.why_not_checked(opts.device, emulated, opts.operators)
     if why is None and device_kind(opts.device) != EMULATED_KIND:
-        why = "the run used the test suite's npu stand-in, which was not asked to record"
+        why = (f"the run used an emulated npu as {opts.device}; validate with --device emulated-npu to record "
+               "its operators")
     if why is not None:
         return operators.not_checked(why)
     if dynamic.operators is None:
