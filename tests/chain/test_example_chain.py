@@ -49,9 +49,10 @@ def test_generate_and_replay_reproduce_the_validated_tree(chain, home):
     assert provenance.file_sha256(skill_dir / replay["golden"]["file"]) == replay["golden"]["sha256"]
     assert replay["environment"]["pip_index"] == "https://repo.huaweicloud.com/repository/pypi/simple/"
     assert "--golden golden.pt" in replay["validation"]["command"] and "--no-ddp" in replay["validation"]["command"]
-    # the manual work is exactly the four files edited by hand
+    # the manual work is exactly the files edited by hand (the example README's four edits)
     patch = (skill_dir / "manual.patch").read_text()
-    assert sorted(replay["manual_patch"]["files"]) == ["requirements.txt", "scripts/launch.sh", "setup.py", "train.py"]
+    assert sorted(replay["manual_patch"]["files"]) == ["configs/train.yaml", "requirements.txt", "scripts/launch.sh",
+                                                       "setup.py", "train.py"]
     assert "-        model = nn.DataParallel(model)" in patch
     assert "`ascend-migrate replay SKILL_DIR TARGET" not in text or True
     assert replay["migrate"]["command"] in text and replay["tree"]["sha256"] in text

@@ -60,6 +60,9 @@ MANUAL_EDITS = (
     ("requirements.txt", "flash-attn>=2.5  # ViT variant only\napex\n", ""),
     ("scripts/launch.sh", "export NCCL_DEBUG=INFO\nexport NCCL_SOCKET_IFNAME=eth0\n",
      "export ASCEND_GLOBAL_LOG_LEVEL=1\nexport HCCL_SOCKET_IFNAME=eth0\n"),
+    ("scripts/launch.sh", "train.py --device cuda --steps 200\n", "train.py --steps 200\n"),
+    ("configs/train.yaml", "  device: cuda\n", "  device: npu\n"),
+    ("configs/train.yaml", "  backend: nccl\n", "  backend: hccl\n"),
 )
 # Checklist items the migrated tree fails until those edits are made.
 LEFT_TO_A_PERSON = {"no-dataparallel", "cuda-sources-handled", "cuda-packages-replaced", "launch-configs"}

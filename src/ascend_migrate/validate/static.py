@@ -385,6 +385,8 @@ def check_launch_configs(ctx: StaticContext) -> CheckResult:
         if f.path.endswith((".py", ".ipynb")):
             continue  # code (a notebook's cells are Python): the code items decide it, not this one
         seen.add((f.path, f.line))
+        if f.rule == "DV006" and f.severity == "info":
+            continue  # set beside its Ascend twin (an agnostic launcher): the CUDA host keeps its own
         bad.append(finding_evidence(f))
     for rel in ctx.project.config_files:
         text = ctx.project.text(rel)
