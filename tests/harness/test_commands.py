@@ -2,7 +2,8 @@
 figures, the stop, parameter checksums, edit sites, and the processes that must stay quiet.
 
 Every project writes the losses it computes itself to FIXTURE_LOSSES; each command runs once per
-module (a torch import costs seconds) and several tests read its result."""
+module (a torch import costs seconds) and several tests read its result; a module's
+independent commands run two at a time (`run_together`)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +12,7 @@ import sys
 import pytest
 
 from ascend_migrate.validate.harness import STOP_EXIT_CODE, progress
-from harness_runs import copy_project, run_command, torchrun_command
+from harness_runs import copy_project, run_command, run_together, torchrun_command
 
 pytestmark = pytest.mark.needs_torch
 PY = sys.executable
@@ -33,9 +34,12 @@ def import_time(module_tmp):
     project = copy_project("import_time", module_tmp)
     sites = {str(project / "train.py"): [1, 20, 21, 27, 30, 35, 36],
              str(project / "tools.py"): [7, 10, 15, 16]}
-    runs = [run_command([PY, "train.py", "--epochs", "3"], project, module_tmp / f"run{i}",
-                        steps=5, sites=sites) for i in (1, 2)]
-    return project, runs
+    def go(i):
+        return lambda: run_command([PY, "train.py", "--epochs", "3"], project, module_tmp / f"run{i}",
+                                   steps=5, sites=sites)
+
+    runs = run_together({i: go(i) for i in (1, 2)})
+    return project, [runs[1], runs[2]]
 
 
 def test_script_stops_after_n_steps_with_its_own_losses(import_time):
@@ -165,11 +169,11 @@ def test_grad_scaler_losses_are_unscaled_and_skips_counted(scaler_run):
 def shapes(module_tmp):
     def go(name, steps):
         project = copy_project(name, module_tmp)
-        return run_command([PY, "train.py"], project, module_tmp / f"{name}-out", steps=steps)
+        return lambda: run_command([PY, "train.py"], project, module_tmp / f"{name}-out", steps=steps)
 
-    return {"print_only": go("print_only", 3), "endless": go("endless", 7),
-            "grad_accum": go("grad_accum", 3), "catch_all": go("catch_all", 4),
-            "dataloader_workers": go("dataloader_workers", 5)}
+    return run_together({"print_only": go("print_only", 3), "endless": go("endless", 7),
+                         "grad_accum": go("grad_accum", 3), "catch_all": go("catch_all", 4),
+                         "dataloader_workers": go("dataloader_workers", 5)})
 
 
 def test_printing_loop_keeps_its_last_line(shapes):
@@ -259,16 +263,16 @@ def programs(module_tmp):
     (module_tmp / "gan.py").write_text(GAN)
 
     def go(name, *args, **kwargs):
-        return run_command([PY, "prog.py", *args], module_tmp, module_tmp / name, steps=10,
-                           **kwargs)
+        return lambda: run_command([PY, "prog.py", *args], module_tmp, module_tmp / name, steps=10,
+                                   **kwargs)
 
-    return {
+    return run_together({
         "forward": go("forward", "--forward-only"),
         "omp": go("omp", "--forward-only", "--omp", seed=None, threads=None),
         "exit": go("exit"),
         "raise": go("raise", "--raise"),
-        "gan": run_command([PY, "gan.py"], module_tmp, module_tmp / "gan", steps=10),
-    }
+        "gan": lambda: run_command([PY, "gan.py"], module_tmp, module_tmp / "gan", steps=10),
+    })
 
 
 def test_no_backward_no_record_and_the_seed_and_threads_applied(programs):
