@@ -49,15 +49,16 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
     ("validate/command.py", "pattern"):
         "the user's own --loss-pattern (not ours to audit), applied to the first 2,000 characters of "
         "each output line, so a crafted line is bounded in length",
-    ("scan/python_ast.py", 'rule.match["arg_pattern"]'): "rule YAML `match.arg_pattern` (KB walk)",
-    ("scan/python_ast.py", 'rule.match["pattern"]'): "rule YAML `match.pattern` (KB walk)",
+    ("scan/pyast/frameworks.py", 'rule.match["arg_pattern"]'): "rule YAML `match.arg_pattern` (KB walk)",
+    ("scan/pyast/environment.py", 'rule.match["pattern"]'): "rule YAML `match.pattern` (KB walk)",
+    ("scan/pyast/frameworks.py", 'rule.match["pattern"]'): "rule YAML `match.pattern` (KB walk)",
     ("diagnose/kb.py", "pattern"): "failures.yaml patterns, near, unless (diagnose loader)",
     ("diagnose/kb.py", "linear"): "the linear forms of failures.yaml patterns, near, unless (diagnose loader)",
     ("scan/text_scanners.py", '_LAUNCHER + r"(?:(?!" + _LAUNCHER + r")[^\\n;|&])*?(?:\\s-m\\s+([\\w.]+)|\\s([\\w./-]+\\.py))\\b"'):
         "module global _LAUNCH (walked)",
     ("knowledge/base.py", "pat"): "packages.yaml patterns, compiled only to check them (KB walk)",
     ("skillgen/recipe.py", "p"): "packages.yaml patterns (KB walk)",
-    ("scan/text_scanners.py", "pat"): "packages.yaml patterns (built_patterns: _package_patterns)",
+    ("scan/dependencies.py", "pat"): "packages.yaml patterns (built_patterns: _package_patterns)",
     ("scan/text_scanners.py", "flag"): "cli-flag rules' flags (built_patterns: _cli_flag_patterns)",
     ("scan/text_scanners.py", 'r"(?<![A-Za-z0-9_])" + re.escape(name) + r"(?![A-Za-z0-9_])"'):
         "env-table rules' names, escaped (built_patterns: _line_patterns)",
@@ -65,20 +66,20 @@ DYNAMIC_SITES: dict[tuple[str, str], str] = {
         "tool-command rules' tools, escaped (built_patterns: _line_patterns)",
     ("scan/text_scanners.py", '"|".join(re.escape(n) for n in names) or r"(?!)"'):
         "alternation of escaped names (built_patterns: _line_patterns)",
-    ("scan/python_ast.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
+    ("scan/pyast/environment.py", 'r"(?<![\\w.-])" + re.escape(tool) + r"(?![\\w-])"'):
         "tool-command rules' tools, escaped: the same patterns as text_scanners' (built_patterns)",
     ("scan/prefilter.py", '"|".join(alternatives)'): "the scan prefilter (built_patterns: prefilter.pattern)",
-    ("scan/engine.py", "_PIN_HEAD + re.escape(package) + _PIN_VERSIONS"):
+    ("scan/aggregate.py", "_PIN_HEAD + re.escape(package) + _PIN_VERSIONS"):
         "a pin line of one escaped package name; its pieces are module globals walked with the package "
         "name `transformers` (built_patterns: engine pin pattern)",
     ("scan/text_scanners.py", 'spec["in_files_matching"]'):
         "cli-flag rules' file gates (built_patterns: _cli_flag_patterns)",
-    ("scan/python_ast.py", 'spec["values"]'): "config-value rules' values (built_patterns: _config_value_patterns)",
-    ("scan/engine.py", '("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()'): "module global (walked)",
-    ("scan/engine.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:\\s*([A-Za-z_][\\w.]*)"""'):
+    ("scan/pyast/settings.py", 'spec["values"]'): "config-value rules' values (built_patterns: _config_value_patterns)",
+    ("scan/file_analysis.py", '("|".join(re.escape(k) for k in _CONFIG_KEYS)).encode()'): "module global (walked)",
+    ("scan/file_analysis.py", '_SCRIPTS_KEY + r"""\\.\\s*["\']?[\\w.-]+["\']?\\s*=\\s*["\']([A-Za-z_][\\w.]*)\\s*:\\s*([A-Za-z_][\\w.]*)"""'):
         "module global (walked)",
-    ("scan/engine.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
-    ("scan/python_ast.py", 'r"(?m)^[ \\t]*(?:import|from)[ \\t]+" + re.escape(top) + r"\\b"'):
+    ("scan/file_analysis.py", '_SCRIPTS_KEY + r"""=\\s*\\{([^}]*)\\}"""'): "module global (walked)",
+    ("scan/pyast/settings.py", 'r"(?m)^[ \\t]*(?:import|from)[ \\t]+" + re.escape(top) + r"\\b"'):
         "import_line_pattern: an escaped module name (built_patterns: keyword rules' in_modules_importing)",
     ("scan/text_scanners.py", 'r"""(?:^|[{,\\s])["\']?(""" + re.escape(key) + r""")["\']?\\s*:\\s*["\']?(""" + spec["values"]\n                                   + r""")["\']?\\s*(?:[,}]|$)"""'):
         "config-value rules' keys (escaped) and values (rule YAML) (built_patterns: _config_value_patterns)",
@@ -236,7 +237,8 @@ def call_sites() -> tuple[list[Audited], list[tuple[str, str, int]]]:
 def built_patterns() -> list[Audited]:
     """Patterns the tool builds inside functions from the knowledge base or its own constants."""
     from ascend_migrate.knowledge.base import load_knowledge
-    from ascend_migrate.scan import prefilter, python_ast, text_scanners
+    from ascend_migrate.scan import dependencies, prefilter, text_scanners
+    from ascend_migrate.scan.pyast import settings as python_settings
 
     kb = load_knowledge()
     out = [Audited.of(prefilter.pattern(kb).pattern, 0, "scan.prefilter.pattern")]
@@ -244,7 +246,7 @@ def built_patterns() -> list[Audited]:
     for p, *_ in (*env, *tools):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners._line_patterns"))
     out.append(Audited.of(any_name.pattern, any_name.flags, "scan.text_scanners._line_patterns (names)"))
-    for p, *_ in (*text_scanners._cli_flag_patterns(kb), *text_scanners._package_patterns(kb)):
+    for p, *_ in (*text_scanners._cli_flag_patterns(kb), *dependencies._package_patterns(kb)):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags / packages"))
     for p, *_ in text_scanners._config_value_patterns(kb):
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners._config_value_patterns"))
@@ -259,8 +261,8 @@ def built_patterns() -> list[Audited]:
         out.append(Audited.of(p.pattern, p.flags, "scan.text_scanners cli flags read in documents"))
     for rule in (*kb.rules_of_kind("keyword"), *kb.rules_of_kind("config-value"), *kb.rules_of_kind("device-name")):
         for top in rule.match.get("in_modules_importing", ()):
-            p = python_ast.import_line_pattern(top)
-            out.append(Audited.of(p.pattern, p.flags, "scan.python_ast.import_line_pattern"))
+            p = python_settings.import_line_pattern(top)
+            out.append(Audited.of(p.pattern, p.flags, "scan.pyast.settings.import_line_pattern"))
     return out
 
 
@@ -504,7 +506,7 @@ def scanner_runs() -> dict[str, Any]:
     """name -> function(line) running one text scanner the way the engine does on a file
     holding that line."""
     from ascend_migrate.knowledge.base import load_knowledge
-    from ascend_migrate.scan import config_kinds, entries
+    from ascend_migrate.scan import config_kinds, dependencies, entries
     from ascend_migrate.scan import text_scanners as ts
 
     kb = load_knowledge()
@@ -512,8 +514,8 @@ def scanner_runs() -> dict[str, Any]:
         "config sh": lambda line: ts.scan_config(kb, "run.sh", line + "\n", "sh"),
         "config yaml": lambda line: ts.scan_config(kb, "conf.yaml", line + "\n", "yaml"),
         "config json": lambda line: ts.scan_config(kb, "ds_config.json", line + "\n", "json"),
-        "requirements": lambda line: ts.scan_dependencies(kb, "requirements.txt", line + "\n"),
-        "pyproject": lambda line: ts.scan_dependencies(kb, "pyproject.toml", '[project]\ndependencies = [\n'
+        "requirements": lambda line: dependencies.scan_dependencies(kb, "requirements.txt", line + "\n"),
+        "pyproject": lambda line: dependencies.scan_dependencies(kb, "pyproject.toml", '[project]\ndependencies = [\n'
                                                        + line + "\n]\n"),
         "token fallback": lambda line: ts.scan_tokens(kb, "bad.py", line + "\n", "syntax error"),
         "launch lines": lambda line: ts.launched_scripts(line + "\n"),

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from ascend_migrate.scan import engine
+from ascend_migrate.scan import engine, file_analysis
 from ascend_migrate.scan.api import scan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ def test_cut_short_file_keeps_its_errors_and_the_exit_code(tmp_path: Path) -> No
 
 
 def test_file_bound_is_a_note_not_a_silent_drop(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(engine, "MAX_FILE_FINDINGS", 300)
+    monkeypatch.setattr(file_analysis, "MAX_FILE_FINDINGS", 300)
     (tmp_path / "gen.py").write_text("import torch\n" + "x = torch.zeros(1).cuda()\n" * 1_000
                                      + "if __name__ == '__main__':\n    pass\n", encoding="utf-8")
     result = scan(tmp_path, jobs=1, use_cache=False)
@@ -64,7 +64,7 @@ def test_file_bound_is_a_note_not_a_silent_drop(tmp_path: Path, monkeypatch: pyt
 def test_cut_inside_a_block_drops_the_later_statements(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No top-level statement after the cut: the whole file is parsed, and the statements after
     the cut are left out of the tree that is analysed."""
-    monkeypatch.setattr(engine, "MAX_FILE_FINDINGS", 200)
+    monkeypatch.setattr(file_analysis, "MAX_FILE_FINDINGS", 200)
     (tmp_path / "gen.py").write_text("import torch\n\n\nclass A:\n    def f(self):\n"
                                      + "        torch.zeros(1).cuda()\n" * 1_000, encoding="utf-8")
     result = scan(tmp_path, jobs=1, use_cache=False)

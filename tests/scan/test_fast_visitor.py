@@ -5,7 +5,7 @@ import ast
 from pathlib import Path
 
 from ascend_migrate.scan import python_ast
-from ascend_migrate.scan.python_ast import FastVisitor
+from ascend_migrate.scan.pyast.visitor import FastVisitor
 
 REPO = Path(__file__).resolve().parents[2]
 MARKERS = (ast.expr_context, ast.boolop, ast.operator, ast.unaryop, ast.cmpop)
@@ -55,8 +55,12 @@ def test_same_nodes_in_the_same_order_on_real_modules():
 def test_no_visitor_in_the_package_handles_a_marker_node():
     markers = {c.__name__ for base in MARKERS for c in _subclasses(base)}
     assert {"Load", "Store", "Add", "Eq", "And", "Not"} <= markers
+    assert python_ast.PythonAnalyzer in set(_subclasses(FastVisitor))
+    checked = 0
     for visitor in _subclasses(FastVisitor):
-        if visitor.__module__ != python_ast.__name__:
+        if not visitor.__module__.startswith("ascend_migrate."):
             continue
+        checked += 1
         handled = {name[len("visit_"):] for name in dir(visitor) if name.startswith("visit_")}
         assert not handled & markers, (visitor.__name__, handled & markers)
+    assert checked >= 2  # the analyser and the binding collector at least

@@ -275,7 +275,7 @@ def test_dataparallel_kept_for_cuda_only_in_an_agnostic_port(tmp_path):
     the device string still says "cuda" on the NPU, stays an error."""
     from ascend_migrate.fix.api import migrate
     from ascend_migrate.scan.api import scan
-    from ascend_migrate.scan.python_ast import CUDA_ONLY_KEPT
+    from ascend_migrate.scan.pyast.reporting import CUDA_ONLY_KEPT
     from ascend_migrate.validate.thresholds import load_thresholds
 
     original = write_tree(tmp_path / "original", {"train.py": """

@@ -26,7 +26,7 @@ from ascend_migrate.fix.rewrite import Change, Options, RewriteResult, apply_edi
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.scan.engine import Job, analyse_python_text
 from ascend_migrate.scan.python_ast import PythonAnalyzer
-from ascend_migrate.scan.text_scanners import cell_lines, cell_magic, mask_magics, notebook_code_cells
+from ascend_migrate.scan.notebook_cells import cell_lines, cell_magic, mask_magics, notebook_code_cells
 
 _LAYOUT_ERROR = ("its JSON layout is not one this tool writes back byte for byte; "
                  "save it from Jupyter (or `jupyter nbconvert --to notebook`) first")

@@ -14,7 +14,8 @@ from typing import Iterable, Optional
 from ascend_migrate.knowledge.base import KnowledgeBase
 from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
 from ascend_migrate.scan.finding import Edit, Finding, Fix, Position, split_lines
-from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES, imported_module
+from ascend_migrate.scan.pyast.reporting import OFF_NPU_SUFFIXES
+from ascend_migrate.scan.pyast.resolver import imported_module
 
 STYLES = ("transfer", "agnostic")
 TRANSFER_IMPORTS = ("import torch_npu", "from torch_npu.contrib import transfer_to_npu")

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.scan.api import ScanResult
 from ascend_migrate.scan.finding import Finding
-from ascend_migrate.scan.python_ast import OFF_NPU_SUFFIXES
+from ascend_migrate.scan.pyast.reporting import OFF_NPU_SUFFIXES
 from ascend_migrate.validate.checklist import ChecklistItem
 from ascend_migrate.validate.project import (
     Project,
