@@ -31,7 +31,7 @@ def test_generated_file_of_160k_findings_is_cut_short(tmp_path: Path) -> None:
     notes = [n.reason for n in result.notes if n.path == "gen.py"]
     assert len(notes) == 1 and "cut short" in notes[0] and "160,001" in notes[0], notes
     last = max(f.line for f in result.findings if f.path == "gen.py")
-    assert last <= engine.MAX_FILE_FINDINGS + 2, last
+    assert last <= file_analysis.MAX_FILE_FINDINGS + 2, last
 
 
 def test_cut_short_file_keeps_its_errors_and_the_exit_code(tmp_path: Path) -> None:
@@ -42,7 +42,7 @@ def test_cut_short_file_keeps_its_errors_and_the_exit_code(tmp_path: Path) -> No
     import sys
 
     body = "import torch\nx = torch.cuda.get_device_capability()\n"
-    (tmp_path / "gen.py").write_text(body + "torch.cuda.synchronize()\n" * (engine.MAX_FILE_FINDINGS + 5_000),
+    (tmp_path / "gen.py").write_text(body + "torch.cuda.synchronize()\n" * (file_analysis.MAX_FILE_FINDINGS + 5_000),
                                      encoding="utf-8")
     proc = subprocess.run([sys.executable, "-m", "ascend_migrate", "scan", str(tmp_path), "--no-cache"],
                           capture_output=True, text=True, timeout=120,
