@@ -31,9 +31,14 @@ $(BIN)/.installed: $(BIN)/.installed-core
 demo: $(BIN)/.installed-core
 	$(BIN)/ascend-migrate scan $(EXAMPLE) --fail-on never
 
+# Test processes (pytest-xdist): one per core by default; whole modules go to one worker, so a
+# module's fixtures are built once (tests/conftest.py). TEST_WORKERS=0 runs in one process.
+TEST_WORKERS ?= auto
+PYTEST_WORKERS := -n $(TEST_WORKERS)
+
 ## Run the whole test suite, then again on the oldest supported Python.
 test: $(BIN)/.installed
-	$(BIN)/python -m pytest -q -o cache_dir=$(DEV_DIR)/pytest-cache
+	$(BIN)/python -m pytest -q $(PYTEST_WORKERS) -o cache_dir=$(DEV_DIR)/pytest-cache
 	$(MAKE) test-oldest
 
 $(OLDEST_VENV)/.installed: pyproject.toml
@@ -49,7 +54,7 @@ ifeq ($(strip $(PYTHON_OLDEST)),)
 	@echo "test-oldest: no Python 3.9 found (set PYTHON_OLDEST=...); skipped"
 else
 	$(MAKE) $(OLDEST_VENV)/.installed
-	$(OLDEST_VENV)/bin/python -m pytest -q -p no:cacheprovider --ignore=tests/plugin
+	$(OLDEST_VENV)/bin/python -m pytest -q $(PYTEST_WORKERS) -p no:cacheprovider --ignore=tests/plugin
 endif
 
 ## Regenerate references/*.md from the knowledge base, the skills' copies and their toolkit wheels.

@@ -3,8 +3,10 @@ wheel, shellcheck): skip where it cannot be had, fail under CI, where a missing 
 otherwise turn a gate into a silent skip."""
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -29,3 +31,23 @@ def cache_dir() -> Path:
     the tests use `<repo>/.test-cache`."""
     configured = os.environ.get("ASCEND_MIGRATE_TEST_CACHE", "").strip()
     return Path(configured) if configured else REPO / ".test-cache"
+
+
+@contextlib.contextmanager
+def cache_lock(name: str) -> Iterator[None]:
+    """Hold an exclusive lock named `name` in the test cache while filling it: the suite runs on
+    several workers, and two of them must not install the same tool into one folder at once.
+    The second waits, then finds the folder complete."""
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / f"{name}.lock", "a+b") as handle:
+        try:
+            import fcntl
+        except ImportError:  # no flock on this platform: one worker is assumed
+            yield
+            return
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)

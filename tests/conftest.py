@@ -43,3 +43,25 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if item.get_closest_marker("needs_torch"):
             item.add_marker(skip)
+
+
+# Folders whose modules share an expensive session fixture (the chain builds and validates the
+# example once); their tests go to one worker together.
+ONE_WORKER_FOLDERS = ("tests/chain/",)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log):  # type: ignore[no-untyped-def]
+    """Under `pytest -n N` (pytest-xdist), hand out whole modules, so that a module's fixtures are
+    built once, on one worker; the folders above go out whole."""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ByModule(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            for folder in ONE_WORKER_FOLDERS:
+                if module.startswith(folder):
+                    return folder
+            return module
+
+    return ByModule(config, log)

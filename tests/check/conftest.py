@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_gates import cache_dir, unavailable
+from ci_gates import cache_dir, cache_lock, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 TORCH = "2.13.0"
@@ -26,6 +26,11 @@ def _unavailable(reason: str):
 @pytest.fixture(scope="session")
 def torch_npu_venv() -> Path:
     key = f"torch-npu-{TORCH_NPU}-torch-{TORCH}-py{sys.version_info[0]}.{sys.version_info[1]}"
+    with cache_lock(key):
+        return _built_venv(key)
+
+
+def _built_venv(key: str) -> Path:
     cache = cache_dir()
     venv = cache / key
     python = venv / "bin" / "python"

@@ -196,9 +196,9 @@ def test_rc_block_search_is_linear_on_a_crafted_rc_file():
     from ascend_migrate.envsetup.generate import RC_BEGIN, add_to_rc
 
     crafted = (RC_BEGIN + "\n") * 40_000
-    started = time.perf_counter()
+    started = time.process_time()
     out = add_to_rc(crafted, "/opt/x.sh")
-    assert time.perf_counter() - started < 1.0
+    assert time.process_time() - started < 1.0
     assert out.startswith(crafted) and out.count("# <<< ascend-migrate env <<<") == 1
     once = add_to_rc("alias ll='ls -l'\r\n", "/opt/x.sh", "\r\n")
     assert add_to_rc(once, "/opt/x.sh", "\r\n") == once  # idempotent, CRLF kept

@@ -28,7 +28,7 @@ SIGNATURE = " EH9999: init env failed "
 PROBE = r"""
 import json, resource, sys, time
 from ascend_migrate.diagnose.engine import Diagnoser, open_log
-start = time.perf_counter()
+start = time.process_time()
 d = Diagnoser()
 with open_log(sys.argv[1]) as stream:
     d.feed_stream(stream, sys.argv[1])
@@ -45,7 +45,7 @@ def peak_mb():
         pass
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 print(json.dumps({"rss_mb": peak_mb(),
-                  "seconds": time.perf_counter() - start, "lines": d.lines, "notes": d.notes,
+                  "seconds": time.process_time() - start, "lines": d.lines, "notes": d.notes,
                   "ids": sorted({m.id for m in d.matches()})}))
 """
 

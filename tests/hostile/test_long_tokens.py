@@ -20,9 +20,9 @@ TOKEN = "nccl-" * 10_000  # 50 kB
 
 
 def _scan(root: Path):
-    start = time.perf_counter()
+    start = time.process_time()
     result = scan(root, jobs=1, use_cache=False)
-    took = time.perf_counter() - start
+    took = time.process_time() - start
     assert took < MAX_SECONDS, took
     for f in result.findings:
         assert len(f.symbol) <= MAX_TEXT and len(f.message) <= MAX_TEXT and len(f.snippet) <= 200, f.rule

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_gates import cache_dir, unavailable
+from ci_gates import cache_dir, cache_lock, unavailable
 
 REPO = Path(__file__).resolve().parents[2]
 SKILLS = ("cuda-to-npu", "npu-training", "npu-troubleshooting")
@@ -34,18 +34,19 @@ def _installed_version(prefix: Path) -> str:
 def claude_cli(tmp_path_factory) -> "ClaudeCli":
     """The pinned claude CLI from npm, installed once into .test-cache/."""
     binary = CLAUDE_CACHE / "node_modules" / ".bin" / "claude"
-    if _installed_version(CLAUDE_CACHE) != CLAUDE_CODE_VERSION or not binary.exists():
-        npm = shutil.which("npm")
-        if npm is None:
-            unavailable("npm is not installed; cannot install @anthropic-ai/claude-code")
-        CLAUDE_CACHE.mkdir(parents=True, exist_ok=True)
-        proc = subprocess.run(
-            [npm, "install", "--prefix", str(CLAUDE_CACHE), "--no-audit", "--no-fund",
-             "--loglevel=error", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
-            capture_output=True, text=True, timeout=600,
-        )
-        if proc.returncode != 0 or _installed_version(CLAUDE_CACHE) != CLAUDE_CODE_VERSION:
-            unavailable(f"npm install of claude-code {CLAUDE_CODE_VERSION} failed:\n{proc.stderr[-2000:]}")
+    with cache_lock("claude-code"):
+        if _installed_version(CLAUDE_CACHE) != CLAUDE_CODE_VERSION or not binary.exists():
+            npm = shutil.which("npm")
+            if npm is None:
+                unavailable("npm is not installed; cannot install @anthropic-ai/claude-code")
+            CLAUDE_CACHE.mkdir(parents=True, exist_ok=True)
+            proc = subprocess.run(
+                [npm, "install", "--prefix", str(CLAUDE_CACHE), "--no-audit", "--no-fund",
+                 "--loglevel=error", f"@anthropic-ai/claude-code@{CLAUDE_CODE_VERSION}"],
+                capture_output=True, text=True, timeout=600,
+            )
+            if proc.returncode != 0 or _installed_version(CLAUDE_CACHE) != CLAUDE_CODE_VERSION:
+                unavailable(f"npm install of claude-code {CLAUDE_CODE_VERSION} failed:\n{proc.stderr[-2000:]}")
     return ClaudeCli(binary, tmp_path_factory.mktemp("claude-home"))
 
 

@@ -76,16 +76,17 @@ def test_uv_runs_a_script_from_its_metadata_alone(tmp_path):
     """`uv run` builds the script's environment from the inline block, with nothing installed."""
     import os
 
-    from ci_gates import cache_dir, unavailable
+    from ci_gates import cache_dir, cache_lock, unavailable
 
     tools = cache_dir() / f"uv-{UV_VERSION}"
     uv = tools / "bin" / "uv"
-    if not uv.exists():
-        venv.EnvBuilder(with_pip=True).create(tools)
-        proc = subprocess.run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", f"uv=={UV_VERSION}"],
-                              capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0 or not uv.exists():
-            unavailable(f"cannot install uv {UV_VERSION}: {proc.stderr[-1000:]}")
+    with cache_lock(f"uv-{UV_VERSION}"):
+        if not uv.exists():
+            venv.EnvBuilder(with_pip=True).create(tools)
+            proc = subprocess.run([str(tools / "bin" / "python"), "-m", "pip", "install", "-q", f"uv=={UV_VERSION}"],
+                                  capture_output=True, text=True, timeout=600)
+            if proc.returncode != 0 or not uv.exists():
+                unavailable(f"cannot install uv {UV_VERSION}: {proc.stderr[-1000:]}")
     sample = tmp_path / "sample"
     sample.mkdir()
     (sample / "train.py").write_text("import torch\nx = torch.zeros(2).cuda()\n")

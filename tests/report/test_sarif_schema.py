@@ -15,7 +15,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
-from ci_gates import cache_dir, unavailable
+from ci_gates import cache_dir, cache_lock, unavailable
 
 from ascend_migrate.report import sarif
 
@@ -28,6 +28,14 @@ MEMBER = "package/lib/schemas/sarif-2.1.0-rtm.5.json"
 @pytest.fixture(scope="session")
 def schema() -> dict:
     target = CACHE / "sarif-2.1.0.json"
+    with cache_lock("sarif-schema"):
+        _fetch_schema(target)
+    data = json.loads(target.read_text(encoding="utf-8"))
+    assert "SARIF" in data["title"] and "2.1.0" in data["title"]
+    return data
+
+
+def _fetch_schema(target: Path) -> None:
     if not target.exists():
         npm = shutil.which("npm")
         if npm is None:
@@ -42,9 +50,6 @@ def schema() -> dict:
             member = tar.extractfile(MEMBER)
             assert member is not None, f"{MEMBER} missing from {PACKAGE}"
             target.write_bytes(member.read())
-    data = json.loads(target.read_text(encoding="utf-8"))
-    assert "SARIF" in data["title"] and "2.1.0" in data["title"]
-    return data
 
 
 def _absolute_uri(value: object) -> bool:
