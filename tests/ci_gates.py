@@ -33,6 +33,21 @@ def cache_dir() -> Path:
     return Path(configured) if configured else REPO / ".test-cache"
 
 
+def user_cache() -> Path:
+    """The suite's stand-in for the user's `~/.cache` (XDG_CACHE_HOME, set for the whole run in
+    tests/conftest.py): what the tool caches there, the emulated npu's build above all, is built
+    once per machine for every test and every walk, and nothing lands in the real ~/.cache."""
+    return cache_dir() / "user-cache"
+
+
+def emulated_npu_build_dir(torch_version: str) -> Path:
+    """The one build folder of the emulated npu the suite uses: the tool's default location under
+    `user_cache()` (the skill walks build there by themselves), so it compiles once."""
+    from ascend_migrate.emulated_npu import build as emu
+
+    return user_cache() / "ascend-migrate" / "emulated-npu" / emu.build_key(torch_version)
+
+
 @contextlib.contextmanager
 def cache_lock(name: str) -> Iterator[None]:
     """Hold an exclusive lock named `name` in the test cache while filling it: the suite runs on

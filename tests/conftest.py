@@ -24,6 +24,13 @@ def pytest_configure(config: pytest.Config) -> None:
     import tempfile
 
     os.environ["XDG_DATA_HOME"] = os.path.join(tempfile.gettempdir(), f"am-test-data-{os.getpid()}")
+    # The workers of `pytest -n` share the cores: torch in each process they start keeps to one
+    # intra-op thread unless told otherwise (both sides of every comparison run alike).
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    # What the tool caches in the user's folder goes to the test cache instead (ci_gates.user_cache).
+    from ci_gates import user_cache
+
+    os.environ["XDG_CACHE_HOME"] = str(user_cache())
     cache = os.environ.get("ASCEND_MIGRATE_TEST_CACHE", "").strip()
     if cache:
         # Under make, hypothesis keeps its example database with the other test caches,

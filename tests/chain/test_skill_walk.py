@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from ci_gates import cache_dir, unavailable
+from ci_gates import cache_dir, unavailable, user_cache
 from skill_blocks import Block, agent_env, run_block, shell_blocks
 
 pytestmark = pytest.mark.needs_torch
@@ -64,8 +64,9 @@ class Walk:
         self.env = agent_env(home, {"PIP_CACHE_DIR": str(pip_cache), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
                                     "TORCH_VERSION": TORCH_VERSION, **_local_torch_source(),
                                     # the emulated npu's build is cached in the user's cache folder:
-                                    # one per torch and source, kept between test runs
-                                    "XDG_CACHE_HOME": str(cache_dir() / "agent-cache")})
+                                    # one per torch and source, kept between test runs and shared
+                                    # with the rest of the suite (ci_gates.user_cache)
+                                    "XDG_CACHE_HOME": str(user_cache())})
         self.log: list[str] = []
 
     def block(self, heading_prefix: str, contains: str = "") -> Block:

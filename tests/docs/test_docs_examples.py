@@ -39,7 +39,7 @@ from typing import Optional
 
 import pytest
 
-from ci_gates import cache_dir, unavailable
+from ci_gates import emulated_npu_build_dir, unavailable
 
 needs_torch = pytest.mark.needs_torch  # capture, validate and the scaffold run torch
 
@@ -304,7 +304,7 @@ def _emulated_npu_build() -> Optional[Path]:
     missing = emu.missing()
     if missing:
         unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
-    build_dir = cache_dir() / "emulated-npu" / emu.build_key(torch.__version__)
+    build_dir = emulated_npu_build_dir(torch.__version__)
     proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
                           env={**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}, capture_output=True, text=True,
                           timeout=900)

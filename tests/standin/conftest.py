@@ -1,5 +1,5 @@
 """The emulated npu for these tests: built once per torch and source into the test cache (see
-ci_gates.cache_dir), then handed out as an environment for subprocesses. The pytest process
+ci_gates.emulated_npu_build_dir), then handed out as an environment for subprocesses. The pytest process
 itself never imports the emulated torch_npu, so no other test can see a `torch_npu`."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Optional
 import pytest
 
 from ascend_migrate.emulated_npu import build as emu
-from ci_gates import cache_dir, unavailable
+from ci_gates import emulated_npu_build_dir, unavailable
 
 SUPPORTED_TORCH = emu.SUPPORTED_TORCH
 
@@ -62,7 +62,7 @@ def npu_standin() -> StandIn:
     missing = emu.missing()
     if missing:
         unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
-    build_dir = cache_dir() / "emulated-npu" / emu.build_key(torch.__version__)
+    build_dir = emulated_npu_build_dir(torch.__version__)
     env = {**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}
     proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
                           env=env, capture_output=True, text=True, timeout=900)
