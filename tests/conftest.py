@@ -44,6 +44,11 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if hasattr(config, "workerinput"):
+        # A worker of `pytest -n`: the modules that run torch (minutes each, together most of the
+        # suite's time) are handed out first and the quick ones fill the end, so no worker is
+        # left alone with a long module at the end. The same stable order on every worker.
+        items.sort(key=lambda item: item.get_closest_marker("needs_torch") is None)
     if HAS_TORCH:
         return
     skip = pytest.mark.skip(reason="needs torch, which this Python has no wheel for")
