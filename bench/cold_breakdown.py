@@ -29,9 +29,14 @@ root = Path(sys.argv[2])
 clock = time.process_time
 t = clock(); out = {}
 from ascend_migrate.scan import engine, prefilter
+try:  # the names since the scanner's split; older sources (a baseline) keep them private in engine
+    from ascend_migrate.scan.file_analysis import decode_source
+    load_coverage = engine.load_coverage
+except ImportError:
+    decode_source, load_coverage = engine._decode, engine._load_coverage
 from ascend_migrate.knowledge.base import load_knowledge
 out["import the scanner"] = clock() - t; t = clock()
-kb = load_knowledge(); cov = engine._load_coverage(engine.resolve_npu_version(None))
+kb = load_knowledge(); cov = load_coverage(engine.resolve_npu_version(None))
 out["load knowledge base and coverage"] = clock() - t; t = clock()
 jobs = engine.discover(root, (), [])
 out["discover (walk)"] = clock() - t; t = clock()
@@ -50,7 +55,7 @@ out["hash files"] = clock() - t; t = clock()
 texts = {}
 for rel, (j, b) in data.items():
     if j.kind == "python":
-        text, problem = engine._decode(b)
+        text, problem = decode_source(b)
         if text is not None and not problem:
             texts[rel] = text
 out["decode Python"] = clock() - t; t = clock()

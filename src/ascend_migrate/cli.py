@@ -11,7 +11,7 @@ import importlib
 import click
 
 from ascend_migrate import __version__
-from ascend_migrate.exits import exit_on_error
+from ascend_migrate.exits import EXIT_BROKEN_PIPE, exit_on_error
 
 # name -> "module:attribute". Each area owns its module; add a line here to expose a command.
 LAZY_COMMANDS: dict[str, str] = {
@@ -62,9 +62,6 @@ class LazyGroup(click.Group):
             # exit status a process killed by SIGPIPE reports, not a traceback.
             _silence_stdout()
             ctx.exit(EXIT_BROKEN_PIPE)
-
-
-EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by `head`
 
 
 def _silence_stdout() -> None:

@@ -10,6 +10,8 @@ import os
 import sys
 from typing import NoReturn
 
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE, what a shell reports for a writer cut off by `head`
+
 
 def exit_on_error(exc: BaseException) -> "NoReturn":
     """How both entries end on an interrupt or an unexpected error: one line on stderr, never a

@@ -14,7 +14,8 @@ import pytest
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan import prefilter
-from ascend_migrate.scan.engine import Job, _decode, analyse, analyse_python_text
+from ascend_migrate.scan.engine import Job, analyse, analyse_python_text
+from ascend_migrate.scan.file_analysis import decode_source
 
 ROOT = Path(__file__).resolve().parents[2]
 KB = load_knowledge()
@@ -28,7 +29,7 @@ def _facts(result):
 
 def _assert_equivalent(rel: str, data: bytes) -> bool:
     """True when the prefilter skipped the analyser for this file."""
-    text, problem = _decode(data)
+    text, problem = decode_source(data)
     assert not problem, problem
     fast = analyse(Job(rel, "python"), data, KB)
     full = analyse_python_text(Job(rel, "python"), text, KB)
@@ -137,7 +138,7 @@ def test_facts_without_cuda_tokens_are_kept(source):
 ], ids=["hex-escape", "main-escape", "nfkc", "utf-7", "setup-case"])
 def test_spellings_that_hide_a_token_still_get_the_full_analysis(rel, data):
     fast = analyse(Job(rel, "python"), data, KB)
-    text, _ = _decode(data)
+    text, _ = decode_source(data)
     full = analyse_python_text(Job(rel, "python"), text, KB)
     assert full.findings or full.main_guard, "the case must have something to find"
     assert _facts(fast) == _facts(full)

@@ -15,8 +15,9 @@ from typing import Any, Callable, Iterable, Optional
 
 from ascend_migrate.knowledge.base import load_knowledge
 from ascend_migrate.scan.api import scan
-from ascend_migrate.scan.engine import (MAX_FILE_BYTES, _batches, _decode, _load_coverage, _override_path, classify,
-                                        content_key, worker_gc)
+from ascend_migrate.scan.engine import (MAX_FILE_BYTES, classify, content_key, load_coverage, override_path,
+                                        split_batches, worker_gc)
+from ascend_migrate.scan.file_analysis import decode_source
 from ascend_migrate.scan.stray_bytes import restore
 from ascend_migrate.scan.walk import display, is_regular_file, walk_tree
 from ascend_migrate.fix.commit import ChangedSincePlanned, Transaction, WriteError, signals_held, signals_guarded
@@ -66,8 +67,8 @@ def plan(root: Path, opts: Options, torch_npu_version: Optional[str] = None, inj
         "style": opts.style, "min_torch": opts.min_torch, "annotate": opts.annotate, "safe_only": opts.safe_only,
         "inject_init": inject_init, "torch_npu_version": torch_npu_version,
         # overrides as paths inside the tree, so a replay on another checkout means the same files
-        "entry": sorted(_override_path(root, e) for e in entry),
-        "no_entry": sorted(_override_path(root, e) for e in no_entry)})
+        "entry": sorted(override_path(root, e) for e in entry),
+        "no_entry": sorted(override_path(root, e) for e in no_entry)})
     # the scan cache is shared with `scan`: a migrate after a scan re-analyses only changed files;
     # each rewrite below is verified only for the files it changes
     scan_result = scan(root, use_cache=True, torch_npu_version=torch_npu_version, entry=entry, no_entry=no_entry,
@@ -124,13 +125,13 @@ def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> 
     pool of one worker per core (each file's rewrite and its verification are independent)."""
     workers = os.cpu_count() or 1
     if len(tasks) < _PARALLEL_MIN or workers == 1:
-        coverage = _load_coverage(npu_version) if npu_version else None
+        coverage = load_coverage(npu_version) if npu_version else None
         for task in tasks:
             yield _plan_guarded(task, opts, kb, coverage)
         return
     from concurrent.futures import ProcessPoolExecutor
 
-    batches = _batches(tasks, workers * 8)  # the scan's batching: a few batches per worker
+    batches = split_batches(tasks, workers * 8)  # the scan's batching: a few batches per worker
     with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init, initargs=(npu_version,)) as pool:
         for outs in pool.map(_worker_batch, batches, [opts] * len(batches)):
             yield from outs
@@ -138,7 +139,7 @@ def _plan_files(tasks: list[_FileTask], opts: Options, npu_version: str, kb) -> 
 
 def _worker_init(npu_version: str) -> None:
     _WORKER["kb"] = load_knowledge()
-    _WORKER["coverage"] = _load_coverage(npu_version) if npu_version else None
+    _WORKER["coverage"] = load_coverage(npu_version) if npu_version else None
     worker_gc()
 
 
@@ -176,7 +177,7 @@ def _plan_file(task: _FileTask, opts: Options, kb, coverage) -> tuple[Optional[F
                         safe_only=opts.safe_only, inject=task.inject, guard_inject=task.guard_inject,
                         inject_function=task.inject_function)
     if job.kind == "python":
-        text, problem = _decode(data)
+        text, problem = decode_source(data)
         if text is None or problem:
             outcome.manual.append(Change(rel, 1, 1, "SC001", "manual", f"not rewritten: {problem}", new_line=1))
             return outcome, notes

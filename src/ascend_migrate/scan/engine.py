@@ -43,8 +43,7 @@ from ascend_migrate.scan.walk import excluded, walk_tree
 from ascend_migrate.scan.aggregate import (_PIN_HEAD, _PIN_VERSIONS, _agnostic_wording,  # noqa: F401
                                            is_agnostic_port, pinned_ceiling)
 from ascend_migrate.scan.bounds import MAX_FINDINGS_PER_RULE  # noqa: F401
-from ascend_migrate.scan.file_analysis import (_console_scripts, _decode, analyse_python_text,  # noqa: F401
-                                               cap_findings)
+from ascend_migrate.scan.file_analysis import _console_scripts, analyse_python_text, cap_findings  # noqa: F401
 
 INTERNAL_PREFIX = "internal error while analysing"
 
@@ -186,7 +185,7 @@ _WORKER_STATE: dict[str, Any] = {}
 
 def _worker_init(npu_version: Optional[str]) -> None:
     _WORKER_STATE["kb"] = load_knowledge()
-    _WORKER_STATE["coverage"] = _load_coverage(npu_version)
+    _WORKER_STATE["coverage"] = load_coverage(npu_version)
     worker_gc()
 
 
@@ -246,7 +245,7 @@ def _safe_analyse(job: Job, data: bytes, kb: KnowledgeBase, cov: Any, defer_data
         return FileResult(note=f"{INTERNAL_PREFIX}: {type(exc).__name__}: {exc}")
 
 
-def _load_coverage(version: Optional[str]) -> Any:
+def load_coverage(version: Optional[str]) -> Any:
     try:
         from ascend_migrate.knowledge import coverage as cov_mod
     except ImportError:
@@ -357,7 +356,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
 
     workers = jobs if jobs and jobs > 0 else (os.cpu_count() or 1)
     if len(todo) < 64 or workers == 1:
-        cov = _load_coverage(npu_version) if npu_version else None
+        cov = load_coverage(npu_version) if npu_version else None
         for job, full_path, old in todo:
             why = over_limit()
             if why:
@@ -368,7 +367,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
             if progress:
                 progress(done, total)
     else:
-        batches = _batches(todo, workers * 8)
+        batches = split_batches(todo, workers * 8)
         with ProcessPoolExecutor(max_workers=workers, initializer=_worker_init,
                                  initargs=(npu_version or None,)) as pool:
             for number, (batch, outs) in enumerate(zip(batches, pool.map(_worker, batches))):
@@ -412,7 +411,7 @@ def run_scan(root: Path, *, select: Optional[Iterable[str]] = None, ignore: Opti
     return result
 
 
-def _batches(items: list, n: int) -> list[list]:
+def split_batches(items: list, n: int) -> list[list]:
     size = max(1, -(-len(items) // n))
     return [items[i:i + size] for i in range(0, len(items), size)]
 
@@ -450,8 +449,8 @@ def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Pa
 
     With an index, the decisions are re-used when no file's view and no override changed:
     deciding resolves every import of the tree, the largest fixed cost of a warm re-scan."""
-    forced = [_override_path(root, p) for p in entry]
-    refused = [_override_path(root, p) for p in no_entry]
+    forced = [override_path(root, p) for p in entry]
+    refused = [override_path(root, p) for p in no_entry]
     for given, rel in zip((*entry, *no_entry), (*forced, *refused)):
         if rel not in results or not rel.endswith((".py", ".ipynb")):
             raise ConfigError(f"{given}: not a Python file or notebook of the scanned tree (--entry/--no-entry)")
@@ -484,7 +483,7 @@ def _decide_entries(result: ScanResult, results: dict[str, FileResult], root: Pa
         (result.entry_points if d.selected else result.rejected_entry_points).append(point)
 
 
-def _override_path(root: Path, path: str) -> str:
+def override_path(root: Path, path: str) -> str:
     """An --entry/--no-entry FILE as a path relative to the scan root (given relative to it, or to
     the current folder, or absolute)."""
     base = root if root.is_dir() else root.parent

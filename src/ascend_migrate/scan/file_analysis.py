@@ -22,7 +22,7 @@ from ascend_migrate.scan.stray_bytes import decode_with_stray_bytes
 from ascend_migrate.scan.suppress import SUPPRESS
 
 
-def _decode(data: bytes) -> tuple[Optional[str], str]:
+def decode_source(data: bytes) -> tuple[Optional[str], str]:
     """Decode source bytes honouring a BOM or PEP 263 declaration; (None, reason) on failure."""
     import io
     import tokenize
@@ -102,7 +102,7 @@ def _analyse_bytes(job: Job, data: bytes, kb: KnowledgeBase, coverage: Any, defe
         result.data_file = result.deferred = True
         return result
     if job.kind == "python":
-        text, problem = _decode(data)
+        text, problem = decode_source(data)
         if text is None or problem:
             result.note = problem
             result.findings = ts.scan_tokens(kb, job.rel, text or "", problem)

@@ -294,7 +294,7 @@ def _patch(key: str, head: dict[str, Any], body: bytes, fingerprint: Fingerprint
     from ascend_migrate.scan import engine
 
     kb = load_knowledge()
-    coverage = engine._load_coverage(head["torch_npu_version"]) if head["torch_npu_version"] else None
+    coverage = engine.load_coverage(head["torch_npu_version"]) if head["torch_npu_version"] else None
     select, ignore = (tuple(s) for s in head["selection"])
     now_stats = {stat[0]: stat for stat in fingerprint.stats}
     deciders = {point["path"] for point in (*head["entry_points"], *head["rejected_entry_points"])}

@@ -24,9 +24,10 @@ import time
 from pathlib import Path
 from typing import Any, Optional
 
+from ascend_migrate.exits import EXIT_BROKEN_PIPE
+
 FORMATS = ("text", "json", "md", "sarif", "csv")
 FAIL_LEVELS = ("info", "warning", "error", "never")  # scan.cli.FAIL_LEVELS (a test keeps them equal)
-EXIT_BROKEN_PIPE = 141  # as cli.EXIT_BROKEN_PIPE
 
 # option spelling -> (parameter, repeatable)
 _VALUE_OPTIONS: dict[str, tuple[str, bool]] = {
