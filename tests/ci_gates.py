@@ -3,10 +3,9 @@ wheel, shellcheck): skip where it cannot be had, fail under CI, where a missing 
 otherwise turn a gate into a silent skip."""
 from __future__ import annotations
 
-import contextlib
 import os
 from pathlib import Path
-from typing import Iterator
+from typing import ContextManager
 
 import pytest
 
@@ -48,21 +47,10 @@ def emulated_npu_build_dir(torch_version: str) -> Path:
     return user_cache() / "ascend-migrate" / "emulated-npu" / emu.build_key(torch_version)
 
 
-@contextlib.contextmanager
-def cache_lock(name: str) -> Iterator[None]:
-    """Hold an exclusive lock named `name` in the test cache while filling it: the suite runs on
+def cache_lock(name: str) -> ContextManager[None]:
+    """An exclusive lock named `name` in the test cache, held while filling it: the suite runs on
     several workers, and two of them must not install the same tool into one folder at once.
     The second waits, then finds the folder complete."""
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / f"{name}.lock", "a+b") as handle:
-        try:
-            import fcntl
-        except ImportError:  # no flock on this platform: one worker is assumed
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    from ascend_migrate.file_lock import exclusive
+
+    return exclusive(cache_dir() / f"{name}.lock")

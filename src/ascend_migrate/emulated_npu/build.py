@@ -27,7 +27,9 @@ import warnings
 from collections import deque
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Dict, Iterator, List, Mapping, Optional
+from typing import Any, Dict, List, Mapping, Optional
+
+from ascend_migrate.file_lock import exclusive
 
 HERE = Path(__file__).resolve().parent
 CSRC = HERE / "csrc"
@@ -234,25 +236,6 @@ def _refusal(problems: List[str]) -> EmulatedNpuError:
 
 
 # ----------------------------------------------------------------------------------- build
-@contextlib.contextmanager
-def _locked(directory: Path) -> Iterator[None]:
-    """Hold an exclusive lock on `directory`'s lock file; other processes wait here."""
-    directory.mkdir(parents=True, exist_ok=True)
-    handle = open(directory / LOCK, "a+")
-    try:
-        try:
-            import fcntl
-        except ImportError:  # no flock on this platform: a single caller is assumed
-            yield
-            return
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
-    finally:
-        handle.close()
-
 
 def _build_environment(compiler: str) -> Dict[str, str]:
     env = dict(os.environ)
@@ -327,7 +310,7 @@ def ensure_built(verbose: bool = False) -> Path:
     except OSError as exc:
         raise EmulatedNpuError(f"cannot create the build folder {directory} ({exc.strerror or exc}); point "
                                f"XDG_CACHE_HOME or {BUILD_DIR_ENV} at a writable folder") from exc
-    with _locked(directory):
+    with exclusive(directory / LOCK):
         if is_built(directory, version):  # another process built it while this one waited
             return directory
         # Under the lock nobody else is inside torch's builder here: a baton it left is stale.
