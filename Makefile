@@ -7,6 +7,10 @@ DEV_DIR ?= $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/ascend-migrate-dev/$(notdir $(
 VENV ?= $(DEV_DIR)/venv
 export ASCEND_MIGRATE_TEST_CACHE ?= $(DEV_DIR)/test-cache
 export PYTHONPYCACHEPREFIX ?= $(DEV_DIR)/pycache
+# Byte-code goes to that folder, never beside a source file, so it is written even where the shell
+# sets PYTHONDONTWRITEBYTECODE: with a prefix and no writes, every Python process the tests start
+# compiles the standard library and the package from source again (a quarter of the suite's CPU).
+unexport PYTHONDONTWRITEBYTECODE
 BIN := $(VENV)/bin
 EXAMPLE ?= examples/cifar_trainer
 
