@@ -7,7 +7,10 @@
 // the PrivateUse1 hooks (generators, pinned memory, torch.accelerator), the handful of kernels a
 // device must own (allocation, views, copies, scalar reads), routes for every other op to
 // the CPU kernels through at::native::cpu_fallback, and recurrent layers run by CPU's own code.
-#include <torch/extension.h>
+#include <ATen/ATen.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/library.h>
 
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/EmptyTensor.h>
