@@ -138,18 +138,34 @@ SHAPE_COMMANDS = {
 }
 
 
+@pytest.fixture(scope="module")
+def shape_goldens(tmp_path_factory):
+    """Each shape's golden, captured once on an untouched copy with its own command (three steps)
+    and used by both the shape's self-validation and its negative control."""
+    captured: dict[str, Path] = {}
+
+    def golden_of(shape: str) -> Path:
+        if shape not in captured:
+            base = tmp_path_factory.mktemp(f"golden-{shape}")
+            original, golden = base / "original", base / "g.pt"
+            shutil.copytree(SHAPES / shape, original)
+            res = invoke("validate", "capture", "--root", original, "--steps", "3", "-o", golden, "--",
+                         *SHAPE_COMMANDS[shape])
+            assert res.exit_code == 0, res.output
+            captured[shape] = golden
+        return captured[shape]
+
+    return golden_of
+
+
 @pytest.mark.parametrize("shape", sorted(SHAPE_COMMANDS))
-def test_every_project_shape_validates_against_itself(tmp_path, shape):
+def test_every_project_shape_validates_against_itself(tmp_path, shape, shape_goldens):
     """Capture on a copy, validate another copy with the same command: every shape ends with a
     pass, the same losses, and (for torchrun) ranks that agree."""
-    original, port = tmp_path / "original", tmp_path / "port"
-    shutil.copytree(SHAPES / shape, original)
+    port = tmp_path / "port"
     shutil.copytree(SHAPES / shape, port)
-    golden = tmp_path / "g.pt"
     command = SHAPE_COMMANDS[shape]
-    res = invoke("validate", "capture", "--root", original, "--steps", "3", "-o", golden, "--", *command)
-    assert res.exit_code == 0, res.output
-    res = _validate(port, golden, command=command)
+    res = _validate(port, shape_goldens(shape), command=command)
     report = report_of(port)
     for item_id in ("loss-curve", "golden-outputs"):
         assert item(report, item_id)["status"] == "pass", (item_id, item(report, item_id))
@@ -259,11 +275,10 @@ _LR_LINE = re.compile(r"""(?:\blr=|"--lr",[^\n]*?default=)(?P<value>\d[\d.e-]*)"
 
 
 @pytest.mark.parametrize("shape", sorted(SHAPE_COMMANDS))
-def test_every_project_shape_fails_with_a_changed_learning_rate(tmp_path, shape):
+def test_every_project_shape_fails_with_a_changed_learning_rate(tmp_path, shape, shape_goldens):
     """The negative control of each shape: the port's learning rate tripled on the command's path
     is a FAIL at the first loss after the first update."""
-    original, port = tmp_path / "original", tmp_path / "port"
-    shutil.copytree(SHAPES / shape, original)
+    port = tmp_path / "port"
     shutil.copytree(SHAPES / shape, port)
     changed = False
     for path in sorted(port.rglob("*.py")):
@@ -275,11 +290,7 @@ def test_every_project_shape_fails_with_a_changed_learning_rate(tmp_path, shape)
             changed = True
             break
     assert changed, shape
-    golden = tmp_path / "g.pt"
-    command = SHAPE_COMMANDS[shape]
-    res = invoke("validate", "capture", "--root", original, "--steps", "3", "-o", golden, "--", *command)
-    assert res.exit_code == 0, res.output
-    res = _validate(port, golden, "--no-ddp", command=command)
+    res = _validate(port, shape_goldens(shape), "--no-ddp", command=SHAPE_COMMANDS[shape])
     assert res.exit_code == 1
     loss = item(report_of(port), "loss-curve")
     assert loss["status"] == "fail" and "loss diverges at step" in loss["summary"], loss["summary"]
