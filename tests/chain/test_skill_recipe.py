@@ -78,7 +78,10 @@ def _offline_pip_env() -> dict[str, str] | None:
         return None
     env = {"PIP_INDEX_URL": LOCAL_INDEX.as_uri(), "PIP_FIND_LINKS": str(LOCAL_WHEELS),
            "TORCH_INDEX_URL": LOCAL_INDEX.as_uri(),  # the recipe's CPU index for torch, mirrored
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+           # no byte-compiling of every installed file (most of torch's install time): Python
+           # compiles the modules it imports, into the venv, the first time
+           "PIP_COMPILE": "0"}
     if LOCAL_EXTRA_INDEX.is_dir():
         env["PIP_EXTRA_INDEX_URL"] = LOCAL_EXTRA_INDEX.as_uri()
     return env

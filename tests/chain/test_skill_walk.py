@@ -62,6 +62,9 @@ class Walk:
         pip_cache = cache_dir() / "pip"
         pip_cache.mkdir(parents=True, exist_ok=True)
         self.env = agent_env(home, {"PIP_CACHE_DIR": str(pip_cache), "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+                                    # pip byte-compiles all of torch's 700 MB at install (most of
+                                    # the install's CPU); Python compiles what it imports instead
+                                    "PIP_COMPILE": "0",
                                     "TORCH_VERSION": TORCH_VERSION, **_local_torch_source(),
                                     # the emulated npu's build is cached in the user's cache folder:
                                     # one per torch and source, kept between test runs and shared
