@@ -506,6 +506,16 @@ def _dict_entries(expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[tuple[
             entries.update(inner[0])
             complete = complete and inner[1]
 
+    def merge_arguments(call: ast.Call) -> None:
+        """`dict(a, k=v, **b)` and `name.update(a, k=v, **b)` add their arguments alike."""
+        for arg in call.args:
+            spread(arg)
+        for kw in call.keywords:
+            if kw.arg is None:
+                spread(kw.value)
+            else:
+                entries[kw.arg] = kw.value
+
     if isinstance(expr, ast.Dict):
         for key, value in zip(expr.keys, expr.values):
             if key is None:
@@ -518,13 +528,7 @@ def _dict_entries(expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[tuple[
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Name) and expr.func.id == "dict":
         if len(expr.args) > 1 or any(isinstance(a, ast.Starred) for a in expr.args):
             return None
-        for arg in expr.args:
-            spread(arg)
-        for kw in expr.keywords:
-            if kw.arg is None:
-                spread(kw.value)
-            else:
-                entries[kw.arg] = kw.value
+        merge_arguments(expr)
         return entries, complete
     if isinstance(expr, ast.IfExp):
         sides = [_dict_entries(side, at, depth + 1) for side in (expr.body, expr.orelse)]
@@ -546,13 +550,7 @@ def _dict_entries(expr: ast.AST, at: ast.AST, depth: int = 0) -> Optional[tuple[
         for n in _own_nodes(scope):
             if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "update"
                     and isinstance(n.func.value, ast.Name) and n.func.value.id == expr.id):
-                for arg in n.args:
-                    spread(arg)
-                for kw in n.keywords:
-                    if kw.arg is None:
-                        spread(kw.value)
-                    else:
-                        entries[kw.arg] = kw.value
+                merge_arguments(n)
             elif (isinstance(n, ast.Subscript) and isinstance(n.ctx, ast.Store)
                   and isinstance(n.value, ast.Name) and n.value.id == expr.id):
                 key = n.slice
