@@ -12,7 +12,7 @@ import re
 import tokenize
 from dataclasses import replace
 from functools import lru_cache
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ascend_migrate.knowledge.base import KnowledgeBase, format_message
 from ascend_migrate.scan.bounds import RuleCap, clip
@@ -77,12 +77,22 @@ def scan_cuda_source(kb: KnowledgeBase, path: str, text: str) -> list[Finding]:
 
 
 # --------------------------------------------------------------------------- configs
-# rule, pattern, replacement. Launch scripts and configs describe the host a run is launched on,
-# so both styles point them at the Ascend host; the agnostic style keeps the Python portable.
+class _ConfigPattern(NamedTuple):
+    """A generic config rule. A variable is renamed in both styles (the launch host is Ascend);
+    a value (`--device cuda`, `backend: nccl`) for the transfer style only."""
+    rule: str
+    pattern: "re.Pattern[str]"
+    replacement: str
+    variable: bool = False
+    #: also a part of longer names (`nvidia-nccl-cu12`: reported whole, never rewritten) and of
+    #: `NCCL_*` variables (DS002's); a specific finding of the line that covers it wins
+    word_in_names: bool = False
+
+
 _CONFIG_PATTERNS = (
-    ("DS001", re.compile(r"(?i)(?<![A-Za-z0-9_])nccl(?![A-Za-z0-9_])"), "hccl"),
-    ("DV006", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "ASCEND_RT_VISIBLE_DEVICES"),
-    ("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu"),
+    _ConfigPattern("DS001", re.compile(r"(?i)(?<![A-Za-z0-9_])nccl(?![A-Za-z0-9_])"), "hccl", word_in_names=True),
+    _ConfigPattern("DV006", re.compile(r"\bCUDA_VISIBLE_DEVICES\b"), "ASCEND_RT_VISIBLE_DEVICES", variable=True),
+    _ConfigPattern("DV001", re.compile(r"""(?x)(?:--device[=\s]+|\bdevice["']?\s*[:=]\s*["']?)(cuda)(?::\d+)?\b"""), "npu"),
 )
 _CONFIG_STYLES = ("transfer", "agnostic")
 # A shell word that is a plain value: quoted strings, ordinary characters and simple $VAR /
@@ -239,28 +249,25 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                                          kind=kind)
         if kind not in ("sh", "docker"):
             specific += _config_values(kb, path, lineno, line, code, snippet=snippet, form=kind)
-        # the generic nccl finding a more specific one of the line covers is not made at all
         claimed = sorted((f.col, f.end_col) for f in specific if f.rule not in _GENERIC_CONFIG_RULES)
-        for rule_id, pattern, replacement in _CONFIG_PATTERNS:
-            rule = kb.rule(rule_id)
+        for row in _CONFIG_PATTERNS:
+            rule, replacement = kb.rule(row.rule), row.replacement
             token_end = -1  # the end of the last long token reported: its other matches are in it
             next_claim, claim_end = 0, -1  # claimed spans starting at or before the match; their furthest end
-            for m in pattern.finditer(code):
+            for m in row.pattern.finditer(code):
                 g = 1 if m.groups() else 0
                 start, end = m.start(g), m.end(g)
                 if start < token_end:
                     continue
                 if echoed is not None and echoed(start):
                     continue  # a message printed for the user, not a setting
-                if rule_id == "DS001" and code[max(0, start - 5):start].upper().endswith("NCCL_"):
+                if row.word_in_names and code[max(0, start - 5):start].upper().endswith("NCCL_"):
                     continue
-                embedded = rule_id == "DS001" and _embedded(code, start, end)
-                if embedded:
-                    # part of a longer flag or package name (`--use-nccl-ub`, `nvidia-nccl-cu12`):
-                    # reported for review, never rewritten into an invalid name
+                embedded = row.word_in_names and _embedded(code, start, end)
+                if embedded:  # part of a longer flag or package name: reported whole, never rewritten
                     start, end = _token_bounds(code, start, end)
                     token_end = end
-                if rule_id == "DS001" and claimed:  # matches come in order: one pass over the spans
+                if row.word_in_names and claimed:  # matches come in order: one pass over the spans
                     while next_claim < len(claimed) and claimed[next_claim][0] <= start:
                         claim_end = max(claim_end, claimed[next_claim][1])
                         next_claim += 1
@@ -272,13 +279,11 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                 matched = clip(code[start:end])
                 fixes: tuple[Fix, ...] = ()
                 severity = rule.severity
-                if replacement and not embedded and rule_id == "DV006":
+                if replacement and not embedded and row.variable:
                     fixes = _rename_fixes(code, lineno, start, end, replacement, kind)
                     if _set_beside(code, replacement, kind):
                         severity = "info"  # an agnostic launcher: both variables are set
                 elif replacement and not embedded:
-                    # A value (`--device cuda`, `backend: nccl`) names one device kind: renamed
-                    # for the transfer style only; an agnostic launcher still runs on CUDA hosts.
                     new = replacement.upper() if matched.isupper() else replacement
                     edit = Edit(Position(lineno, start), Position(lineno, end), new)
                     fixes = (Fix(style="transfer", edits=(edit,), safety="safe", description=f"use {new}"),)
