@@ -16,15 +16,17 @@ import threading
 
 from . import ENV_DIR, ENV_OPS, ENV_OPS_MODE, ENV_OPS_SECONDS, OPS_PREFIX, STOP_EXIT_CODE
 
-_state = {"on": False, "written": False, "error": None}
+_state = {"on": False, "written": False, "error": None, "steps": None}
 _lock = threading.Lock()
 
 
-def start_if_asked():
-    """Called once torch has been imported."""
+def start_if_asked(steps_done):
+    """Called by the training module once torch has been imported. `steps_done()` gives its
+    count of optimizer steps so far, for the record (this module does not import that one)."""
     if not os.environ.get(ENV_OPS) or _state["on"]:
         return
     _state["on"] = True
+    _state["steps"] = steps_done
     if os.environ.get(ENV_OPS_MODE) == "record":
         atexit.register(write, "finished")
         return
@@ -76,8 +78,7 @@ def write(status):
             _state["error"] = "%s: %s" % (type(exc).__name__, exc)
         steps = None
         try:
-            from . import training
-            steps = training.S.steps if training.S is not None else None
+            steps = _state["steps"]() if _state["steps"] is not None else None
         except Exception:
             pass
         record = {"pid": os.getpid(), "rank": os.environ.get("RANK"), "status": status, "steps": steps,

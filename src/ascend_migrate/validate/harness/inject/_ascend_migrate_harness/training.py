@@ -203,7 +203,11 @@ def _patch_torch(torch):
         _patch_scaler_family(scaler)
     if os.environ.get(ENV_OPS):
         from . import operators
-        operators.start_if_asked()
+        operators.start_if_asked(_steps_done)
+
+
+def _steps_done():
+    return S.steps if S is not None else None
 
 
 def _attribute_path(obj, dotted):
