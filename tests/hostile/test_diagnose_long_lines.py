@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 import time
@@ -63,10 +64,15 @@ def _write_line(fh, total: int) -> None:
     fh.write(b"\nlast line\n")
 
 
+def _bytecode() -> dict:
+    """The run's byte-code settings (make sends byte-code outside the checkout), nothing else."""
+    return {k: os.environ[k] for k in ("PYTHONPYCACHEPREFIX", "PYTHONDONTWRITEBYTECODE") if k in os.environ}
+
+
 def _probe(path: Path) -> dict:
     src = Path(engine.__file__).parents[2]
     out = subprocess.run([sys.executable, "-c", PROBE, str(path)], capture_output=True, text=True,
-                         timeout=MAX_SECONDS * 3, env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin"})
+                         timeout=MAX_SECONDS * 3, env={"PYTHONPATH": str(src), "PATH": "/usr/bin:/bin", **_bytecode()})
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)
 
