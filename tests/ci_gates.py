@@ -39,12 +39,31 @@ def user_cache() -> Path:
     return cache_dir() / "user-cache"
 
 
-def emulated_npu_build_dir(torch_version: str) -> Path:
-    """The one build folder of the emulated npu the suite uses: the tool's default location under
-    `user_cache()` (the skill walks build there by themselves), so it compiles once."""
+def built_emulated_npu() -> Path:
+    """The one build folder of the emulated npu the suite uses, built in a fresh interpreter if
+    it is not there yet (tens of seconds once per machine and source, then nothing). It is the
+    tool's default folder for this torch (XDG_CACHE_HOME is `user_cache()` in the suite), where
+    the skill walks build by themselves, so it compiles once. Fails under CI when it cannot be
+    built here."""
+    import subprocess
+    import sys
+
+    import torch
+
     from ascend_migrate.emulated_npu import build as emu
 
-    return user_cache() / "ascend-migrate" / "emulated-npu" / emu.build_key(torch_version)
+    missing = emu.missing()
+    if missing:
+        unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
+    assert os.environ.get("XDG_CACHE_HOME") == str(user_cache()), "tests/conftest.py sets it for the run"
+    build_dir = emu.cache_root() / emu.build_key(torch.__version__)
+    proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
+                          env={**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}, capture_output=True, text=True,
+                          timeout=900)
+    if proc.returncode != 0:
+        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
+        unavailable(f"the emulated npu did not build:\n{tail}")
+    return build_dir
 
 
 def cache_lock(name: str) -> ContextManager[None]:

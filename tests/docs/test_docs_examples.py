@@ -39,7 +39,7 @@ from typing import Optional
 
 import pytest
 
-from ci_gates import emulated_npu_build_dir, unavailable
+from ci_gates import built_emulated_npu, unavailable
 
 needs_torch = pytest.mark.needs_torch  # capture, validate and the scaffold run torch
 
@@ -301,16 +301,7 @@ def _emulated_npu_build() -> Optional[Path]:
 
     if emu.torch_release(torch.__version__) != emu.SUPPORTED_TORCH:
         unavailable(f"the docs' emulated-npu examples need torch {emu.SUPPORTED_TORCH}; this is {torch.__version__}")
-    missing = emu.missing()
-    if missing:
-        unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
-    build_dir = emulated_npu_build_dir(torch.__version__)
-    proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
-                          env={**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}, capture_output=True, text=True,
-                          timeout=900)
-    if proc.returncode != 0:
-        unavailable("the emulated npu did not build:\n" + (proc.stdout + proc.stderr)[-2000:])
-    return build_dir
+    return built_emulated_npu()
 
 
 # ------------------------------------------------------------------------------------- fixtures

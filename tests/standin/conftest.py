@@ -1,5 +1,5 @@
 """The emulated npu for these tests: built once per torch and source into the test cache (see
-ci_gates.emulated_npu_build_dir), then handed out as an environment for subprocesses. The pytest process
+ci_gates.built_emulated_npu), then handed out as an environment for subprocesses. The pytest process
 itself never imports the emulated torch_npu, so no other test can see a `torch_npu`."""
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from typing import Optional
 import pytest
 
 from ascend_migrate.emulated_npu import build as emu
-from ci_gates import emulated_npu_build_dir, unavailable
+from ci_gates import built_emulated_npu
 
 SUPPORTED_TORCH = emu.SUPPORTED_TORCH
 
@@ -59,14 +59,5 @@ def npu_standin() -> StandIn:
     if emu.torch_release(torch.__version__) != SUPPORTED_TORCH:
         pytest.skip(f"the emulated npu is written against torch {SUPPORTED_TORCH}'s internals; "
                     f"this is torch {torch.__version__}")
-    missing = emu.missing()
-    if missing:
-        unavailable("the emulated npu cannot be built here: " + "; ".join(missing))
-    build_dir = emulated_npu_build_dir(torch.__version__)
-    env = {**os.environ, emu.BUILD_DIR_ENV: str(build_dir)}
-    proc = subprocess.run([sys.executable, "-c", "from ascend_migrate.emulated_npu import ensure_built; ensure_built()"],
-                          env=env, capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        tail = "\n".join((proc.stdout + proc.stderr).strip().splitlines()[-25:])
-        unavailable(f"the emulated npu did not build:\n{tail}")
+    build_dir = built_emulated_npu()
     return StandIn(build_dir)

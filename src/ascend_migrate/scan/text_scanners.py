@@ -250,24 +250,24 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
         if kind not in ("sh", "docker"):
             specific += _config_values(kb, path, lineno, line, code, snippet=snippet, form=kind)
         claimed = sorted((f.col, f.end_col) for f in specific if f.rule not in _GENERIC_CONFIG_RULES)
-        for row in _CONFIG_PATTERNS:
-            rule, replacement = kb.rule(row.rule), row.replacement
+        for rule_id, pattern, replacement, variable, word_in_names in _CONFIG_PATTERNS:
+            rule = kb.rule(rule_id)
             token_end = -1  # the end of the last long token reported: its other matches are in it
             next_claim, claim_end = 0, -1  # claimed spans starting at or before the match; their furthest end
-            for m in row.pattern.finditer(code):
+            for m in pattern.finditer(code):
                 g = 1 if m.groups() else 0
                 start, end = m.start(g), m.end(g)
                 if start < token_end:
                     continue
                 if echoed is not None and echoed(start):
                     continue  # a message printed for the user, not a setting
-                if row.word_in_names and code[max(0, start - 5):start].upper().endswith("NCCL_"):
+                if word_in_names and code[max(0, start - 5):start].upper().endswith("NCCL_"):
                     continue
-                embedded = row.word_in_names and _embedded(code, start, end)
+                embedded = word_in_names and _embedded(code, start, end)
                 if embedded:  # part of a longer flag or package name: reported whole, never rewritten
                     start, end = _token_bounds(code, start, end)
                     token_end = end
-                if row.word_in_names and claimed:  # matches come in order: one pass over the spans
+                if word_in_names and claimed:  # matches come in order: one pass over the spans
                     while next_claim < len(claimed) and claimed[next_claim][0] <= start:
                         claim_end = max(claim_end, claimed[next_claim][1])
                         next_claim += 1
@@ -279,7 +279,7 @@ def scan_config(kb: KnowledgeBase, path: str, text: str, kind: str) -> list[Find
                 matched = clip(code[start:end])
                 fixes: tuple[Fix, ...] = ()
                 severity = rule.severity
-                if replacement and not embedded and row.variable:
+                if replacement and not embedded and variable:
                     fixes = _rename_fixes(code, lineno, start, end, replacement, kind)
                     if _set_beside(code, replacement, kind):
                         severity = "info"  # an agnostic launcher: both variables are set
